@@ -1,0 +1,123 @@
+//! JSON memory records (`{"title","category","tags":[…],"content"}`): one chunk per record (split
+//! if long), with title, tags and category carried as fields. A file may hold one record, an array
+//! of records, or one record per line (JSONL).
+
+use super::{pack, paragraphs, Chunk, Counter};
+use crate::config::ChunkConfig;
+use crate::ingest::Document;
+use serde::Deserialize;
+
+/// One memory record. Unknown fields are ignored; `content` may also be called `text` or `body`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Record {
+    #[serde(default)]
+    pub title: Option<String>,
+    #[serde(default)]
+    pub category: Option<String>,
+    #[serde(default)]
+    pub tags: Vec<String>,
+    #[serde(default, alias = "text", alias = "body")]
+    pub content: Option<String>,
+}
+
+/// Parses a file's records; `None` when the file is not memory records at all.
+pub fn parse(text: &str) -> Option<Vec<Record>> {
+    let is_record = |r: &Record| r.content.is_some() || r.title.is_some();
+    if let Ok(one) = serde_json::from_str::<Record>(text) {
+        return is_record(&one).then(|| vec![one]);
+    }
+    if let Ok(many) = serde_json::from_str::<Vec<Record>>(text) {
+        return (!many.is_empty() && many.iter().all(is_record)).then_some(many);
+    }
+    let lines: Vec<Record> = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(serde_json::from_str::<Record>)
+        .collect::<Result<_, _>>()
+        .ok()?;
+    (!lines.is_empty() && lines.iter().all(is_record)).then_some(lines)
+}
+
+pub fn chunk(doc: &Document, config: &ChunkConfig, count: Counter) -> Vec<Chunk> {
+    let Some(records) = parse(&doc.text) else {
+        return Vec::new();
+    };
+    let total_lines = doc.text.lines().count().max(1);
+    let single = records.len() == 1;
+    let mut out = Vec::new();
+    for (i, r) in records.into_iter().enumerate() {
+        let title = r
+            .title
+            .clone()
+            .unwrap_or_else(|| format!("{} #{}", doc.file_name(), i + 1));
+        // Where the record sits in the file: its title's line, else the whole file.
+        let (start, end) = if single {
+            (1, total_lines)
+        } else {
+            let line = r
+                .title
+                .as_deref()
+                .and_then(|t| {
+                    doc.text
+                        .lines()
+                        .position(|l| l.contains(&serde_json::to_string(t).unwrap_or_default()))
+                })
+                .map_or(1, |p| p + 1);
+            (line, line)
+        };
+        let content = r.content.unwrap_or_default();
+        for w in pack(
+            paragraphs(&content, start, &|_| false),
+            config,
+            count,
+            "\n\n",
+        ) {
+            out.push(Chunk {
+                title: title.clone(),
+                text: w.text,
+                tags: r.tags.clone(),
+                category: r.category.clone(),
+                start_line: start,
+                end_line: end,
+                ..Chunk::default()
+            });
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::embed::approx_tokens;
+    use crate::ingest::Kind;
+
+    #[test]
+    fn records_carry_title_tags_and_category() {
+        let text = r#"{"title":"Switch session store","category":"decision","tags":["redis","sessions"],"content":"We moved sessions to Redis."}"#;
+        let doc = Document::new(".claude/memory/d.json", Kind::Memory, None, text.into());
+        let c = chunk(&doc, &ChunkConfig::default(), &approx_tokens);
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].title, "Switch session store");
+        assert_eq!(c[0].tags, ["redis", "sessions"]);
+        assert_eq!(c[0].category.as_deref(), Some("decision"));
+    }
+
+    #[test]
+    fn arrays_and_jsonl_hold_several_records_and_other_json_is_not_memory() {
+        assert_eq!(
+            parse(r#"[{"title":"a","content":"x"},{"title":"b","content":"y"}]"#)
+                .unwrap()
+                .len(),
+            2
+        );
+        assert_eq!(
+            parse("{\"title\":\"a\",\"content\":\"x\"}\n{\"title\":\"b\"}\n")
+                .unwrap()
+                .len(),
+            2
+        );
+        assert!(parse(r#"{"name":"package","version":"1.0"}"#).is_none());
+        assert!(parse("not json").is_none());
+    }
+}

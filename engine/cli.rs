@@ -1,0 +1,386 @@
+//! Command-line definitions and dispatch. `run` is one `match` on the command; each arm builds
+//! settings from the flags layer and calls the library.
+
+use crate::config::{EmbedLayer, Mode, SearchLayer, Settings, SettingsLayer};
+use crate::embed::{dot, Embedder, OnnxEmbedder};
+use crate::index::{self, BuildOptions};
+use crate::ingest::Source;
+use crate::models::Models;
+use crate::search::{Engine, SearchRequest, SearchResponse};
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "engine",
+    version,
+    about = "Local, offline hybrid semantic search"
+)]
+pub struct Cli {
+    /// Config file (default: engine.toml in the current directory, if present).
+    #[arg(long, global = true)]
+    pub config: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Index a directory (default: the current one) or a BEIR corpus, incrementally.
+    Index {
+        /// Directory to index.
+        path: Option<PathBuf>,
+        /// Index directory (default: PATH/.engine).
+        #[arg(long)]
+        index: Option<PathBuf>,
+        /// Index a BEIR collection (a directory holding corpus.jsonl) instead of a directory.
+        #[arg(long, conflicts_with = "path")]
+        beir: Option<PathBuf>,
+        /// Rebuild from scratch (the embedding cache is kept).
+        #[arg(long)]
+        rebuild: bool,
+        /// Print a JSON summary.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show what an index holds.
+    Status {
+        #[arg(long)]
+        index: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Search the index.
+    Search {
+        /// The query.
+        query: String,
+        /// Index directory (default: the nearest .engine/ above the current directory).
+        #[arg(long)]
+        index: Option<PathBuf>,
+        /// Number of results.
+        #[arg(short = 'k', long = "k")]
+        k: Option<usize>,
+        #[arg(long, value_enum)]
+        mode: Option<Mode>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        /// Include per-stage scores.
+        #[arg(long)]
+        explain: bool,
+    },
+    /// Embed texts with the local model and print their cosine similarities (a model check).
+    Embed {
+        /// Texts to embed.
+        #[arg(required = true)]
+        texts: Vec<String>,
+        /// Texts per ONNX run.
+        #[arg(long)]
+        batch_size: Option<usize>,
+    },
+}
+
+fn settings_from(config: &Option<PathBuf>, flags: SettingsLayer) -> Result<crate::Settings> {
+    let path = config
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("engine.toml"));
+    let (file, warnings) = SettingsLayer::from_file(&path)?;
+    for w in warnings {
+        eprintln!("engine: {w}");
+    }
+    Ok(file.overwrite(flags).resolve()?)
+}
+
+/// The nearest `.engine/` at or above `start`.
+pub fn find_index(start: &Path) -> Option<PathBuf> {
+    let start = std::path::absolute(start).unwrap_or_else(|_| start.to_path_buf());
+    start
+        .ancestors()
+        .map(|d| d.join(".engine"))
+        .find(|d| d.join(crate::index::store::CURRENT).is_file())
+}
+
+/// Where a BEIR collection's index goes when `--index` is not given (datasets may be read-only).
+pub fn default_beir_index(beir: &Path) -> PathBuf {
+    let abs = std::path::absolute(beir).unwrap_or_else(|_| beir.to_path_buf());
+    let name = abs
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_else(|| "corpus".into());
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .unwrap_or_else(std::env::temp_dir);
+    use sha2::Digest;
+    let tag = hex::encode(&sha2::Sha256::digest(abs.to_string_lossy().as_bytes())[..4]);
+    base.join("engine")
+        .join("beir")
+        .join(format!("{name}-{tag}"))
+}
+
+fn search_index_dir(index: Option<PathBuf>) -> Result<PathBuf> {
+    match index {
+        Some(dir) => Ok(dir),
+        None => {
+            let cwd = std::env::current_dir()?;
+            find_index(&cwd).ok_or_else(|| {
+                crate::Error::IndexMissing {
+                    path: cwd.join(".engine"),
+                }
+                .into()
+            })
+        }
+    }
+}
+
+/// Runs an indexing job with a progress display on a terminal and plain lines otherwise.
+pub fn run_index(
+    index_dir: &Path,
+    source: &Source,
+    settings: &Settings,
+    rebuild: bool,
+    quiet: bool,
+) -> Result<index::IndexReport> {
+    let near = match source {
+        Source::Dir(p) => p.clone(),
+        Source::Beir(_) => index_dir.to_path_buf(),
+    };
+    let models = Models::locate(Some(&near))?;
+    let embedder = OnnxEmbedder::load(&models, &settings.embed)?;
+    let terminal = std::io::stderr().is_terminal() && !quiet;
+    let bar = terminal.then(|| {
+        let b = indicatif::ProgressBar::new(0);
+        b.set_style(
+            indicatif::ProgressStyle::with_template(
+                "embedding {bar:40} {pos}/{len} chunks ({per_sec}, eta {eta})",
+            )
+            .expect("valid template"),
+        );
+        b
+    });
+    let last_pct = std::sync::atomic::AtomicUsize::new(usize::MAX);
+    let progress = |done: usize, total: usize| {
+        if let Some(b) = &bar {
+            b.set_length(total as u64);
+            b.set_position(done as u64);
+        } else if !quiet {
+            let pct = done * 10 / total.max(1);
+            if last_pct.swap(pct, std::sync::atomic::Ordering::Relaxed) != pct {
+                eprintln!("engine: embedded {done}/{total} chunks");
+            }
+        }
+    };
+    let options = BuildOptions {
+        rebuild,
+        progress: Some(&progress),
+    };
+    let report = index::build(index_dir, source, settings, &embedder, &options)?;
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    Ok(report)
+}
+
+fn highlight(text: &str, query: &str, color: bool) -> String {
+    if !color {
+        return text.to_string();
+    }
+    let terms: Vec<String> = query
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|t| t.len() > 2)
+        .map(str::to_lowercase)
+        .collect();
+    text.split(' ')
+        .map(|w| {
+            let lw = w.to_lowercase();
+            if terms.iter().any(|t| lw.contains(t.as_str())) {
+                format!("\x1b[1;33m{w}\x1b[0m")
+            } else {
+                w.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Prints results for a person.
+pub fn print_human(resp: &SearchResponse) {
+    let color = std::io::stdout().is_terminal();
+    if resp.degraded {
+        eprintln!(
+            "engine: answering from BM25 only: {}",
+            resp.degraded_reason
+                .as_deref()
+                .unwrap_or("no embedding model")
+        );
+    }
+    if resp.results.is_empty() {
+        println!("no results for {:?}", resp.query);
+    }
+    for (i, h) in resp.results.iter().enumerate() {
+        println!(
+            "{:>2}. {:.4}  {}:{}-{}  {}",
+            i + 1,
+            h.score,
+            h.path,
+            h.start_line,
+            h.end_line,
+            h.title
+        );
+        println!("      {}", highlight(&h.snippet, &resp.query, color));
+    }
+}
+
+/// Runs one command; returns the process exit code.
+pub fn run(cli: Cli) -> Result<i32> {
+    match cli.command {
+        Command::Index {
+            path,
+            index,
+            beir,
+            rebuild,
+            json,
+        } => {
+            let settings = settings_from(&cli.config, SettingsLayer::default())?;
+            let (source, index_dir) = match beir {
+                Some(b) => {
+                    let dir = index.unwrap_or_else(|| default_beir_index(&b));
+                    (Source::Beir(std::path::absolute(&b)?), dir)
+                }
+                None => {
+                    let root = std::path::absolute(path.unwrap_or_else(|| PathBuf::from(".")))?;
+                    let dir = index.unwrap_or_else(|| root.join(".engine"));
+                    (Source::Dir(root), dir)
+                }
+            };
+            let report = run_index(&index_dir, &source, &settings, rebuild, json)?;
+            for w in &report.warnings {
+                eprintln!("engine: {w}");
+            }
+            if json {
+                println!("{}", serde_json::to_string(&report)?);
+            } else {
+                println!(
+                    "indexed {}: {} files scanned, {} changed, {} removed, {} skipped; {} chunks added, {} removed ({} embedded, {} from cache) in {:.2}s",
+                    index_dir.display(),
+                    report.files_scanned,
+                    report.files_changed,
+                    report.files_removed,
+                    report.files_skipped,
+                    report.chunks_added,
+                    report.chunks_removed,
+                    report.chunks_embedded,
+                    report.chunks_cached,
+                    report.seconds.total
+                );
+            }
+            Ok(0)
+        }
+        Command::Status { index, json } => {
+            let dir = search_index_dir(index)?;
+            let st = index::status(&dir)?;
+            if json {
+                println!("{}", serde_json::to_string(&st)?);
+            } else {
+                println!("index      {}", st.index);
+                println!("model      {} ({} dims)", st.model, st.dimensions);
+                println!("documents  {}", st.documents);
+                println!(
+                    "chunks     {} ({})",
+                    st.chunks,
+                    if st.graph {
+                        "HNSW graph"
+                    } else {
+                        "exact vector search"
+                    }
+                );
+                println!("on disk    {:.1} MiB", st.bytes_on_disk as f64 / 1048576.0);
+                println!(
+                    "updated    {} (unix seconds), generation {}",
+                    st.updated_unix, st.generation
+                );
+                for (k, c) in &st.by_kind {
+                    println!(
+                        "  kind {k:<10} {:>6} documents {:>7} chunks",
+                        c.documents, c.chunks
+                    );
+                }
+                for (k, c) in &st.by_lang {
+                    println!(
+                        "  lang {k:<10} {:>6} documents {:>7} chunks",
+                        c.documents, c.chunks
+                    );
+                }
+            }
+            Ok(0)
+        }
+        Command::Search {
+            query,
+            index,
+            k,
+            mode,
+            json,
+            explain,
+        } => {
+            if query.trim().is_empty() {
+                return Err(crate::Error::InvalidInput(
+                    "empty query: give some words to search for".into(),
+                )
+                .into());
+            }
+            let flags = SettingsLayer {
+                search: SearchLayer {
+                    k,
+                    mode,
+                    ..Default::default()
+                },
+                ..Default::default()
+            };
+            let settings = settings_from(&cli.config, flags)?;
+            let dir = search_index_dir(index)?;
+            let engine = Engine::open(&dir, settings.clone())
+                .with_context(|| format!("opening index {}", dir.display()))?;
+            let mut req = SearchRequest::new(query, settings.search.k, settings.search.mode);
+            req.explain = explain;
+            let resp = engine.search(&req)?;
+            if json {
+                println!("{}", serde_json::to_string(&resp)?);
+            } else {
+                print_human(&resp);
+            }
+            Ok(0)
+        }
+        Command::Embed { texts, batch_size } => {
+            let flags = SettingsLayer {
+                embed: EmbedLayer {
+                    batch_size,
+                    ..Default::default()
+                },
+                ..Default::default()
+            };
+            let settings = settings_from(&cli.config, flags)?;
+            let models = Models::locate(None)?;
+            let started = std::time::Instant::now();
+            let embedder = OnnxEmbedder::load(&models, &settings.embed)?;
+            let loaded = started.elapsed();
+            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+            let vectors = embedder.embed(&refs)?;
+            println!(
+                "model {} ({} dims) loaded in {:.0} ms; embedded {} texts in {:.1} ms",
+                embedder.id(),
+                embedder.dimensions(),
+                loaded.as_secs_f64() * 1e3,
+                texts.len(),
+                (started.elapsed() - loaded).as_secs_f64() * 1e3
+            );
+            for (i, a) in texts.iter().enumerate() {
+                for (j, b) in texts.iter().enumerate().skip(i + 1) {
+                    println!("{:.4}  {a:?} ~ {b:?}", dot(&vectors[i], &vectors[j]));
+                }
+            }
+            Ok(0)
+        }
+    }
+}

@@ -1,0 +1,311 @@
+//! Text → vector. The [`Embedder`] trait is what the index and the search path call; the ONNX
+//! implementation runs all-MiniLM-L6-v2 through fastembed's user-defined model API (mean pooling
+//! over the attention mask, L2 normalisation), and [`HashEmbedder`] is a deterministic fake for
+//! unit tests of other stages — never a stand-in for the real model's tests.
+//!
+//! Inputs are sorted by length before batching so each batch pads to similar lengths; results
+//! come back in input order. Texts are cut to a character budget before tokenising: the model only
+//! sees `max_length` tokens anyway, and a 100k-character input should not cost a 100k tokenisation.
+
+use crate::config::EmbedConfig;
+use crate::error::{Error, Result};
+use crate::models::{ort_environment, Models};
+use fastembed::{
+    InitOptionsUserDefined, Pooling, QuantizationMode, TextEmbedding, TokenizerFiles,
+    UserDefinedEmbeddingModel,
+};
+use std::sync::Mutex;
+
+/// Turns texts into L2-normalised vectors of a fixed dimension.
+pub trait Embedder: Send + Sync {
+    /// Identifies the model (stored in index metadata and embedding-cache keys).
+    fn id(&self) -> &str;
+    /// Vector dimension.
+    fn dimensions(&self) -> usize;
+    /// Embeds every text; `out[i]` belongs to `texts[i]`.
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>>;
+    /// Embeds one query.
+    fn embed_query(&self, query: &str) -> Result<Vec<f32>> {
+        self.embed(&[query])?
+            .pop()
+            .ok_or_else(|| Error::Inference("the embedder returned no vector".into()))
+    }
+    /// Number of model tokens in `text` (no truncation); used for chunk and context budgets.
+    fn count_tokens(&self, text: &str) -> usize {
+        approx_tokens(text)
+    }
+}
+
+/// A model-free token estimate: words and punctuation marks, with long words split the way
+/// WordPiece tends to split them. Used by fakes and where no tokenizer is loaded.
+pub fn approx_tokens(text: &str) -> usize {
+    let mut n = 0;
+    for word in text.split_whitespace() {
+        let mut run = 0usize;
+        for c in word.chars() {
+            if c.is_alphanumeric() {
+                run += 1;
+            } else {
+                n += 1 + run.div_ceil(6);
+                run = 0;
+            }
+        }
+        n += run.div_ceil(6);
+    }
+    n
+}
+
+/// The ONNX embedder (fastembed over ort, sharing the process's ONNX Runtime environment).
+pub struct OnnxEmbedder {
+    id: String,
+    dimensions: usize,
+    batch_size: usize,
+    max_chars: usize,
+    model: Mutex<TextEmbedding>,
+    counter: tokenizers::Tokenizer,
+}
+
+impl OnnxEmbedder {
+    /// Loads the embedding model named by the manifest of `models`.
+    pub fn load(models: &Models, config: &EmbedConfig) -> Result<OnnxEmbedder> {
+        let entry = &models.manifest.embedder;
+        let names: Vec<&str> = entry
+            .packages
+            .iter()
+            .flat_map(|p| p.files.iter().map(|f| f.file.as_str()))
+            .collect();
+        let find = |suffix: &str| -> Result<std::path::PathBuf> {
+            let name = names.iter().find(|n| n.ends_with(suffix)).ok_or_else(|| {
+                Error::Config(format!(
+                    "{}: the embedder lists no file ending in {suffix}",
+                    models.dir.join(crate::models::MANIFEST).display()
+                ))
+            })?;
+            models.file(name)
+        };
+        let read = |path: &std::path::Path| {
+            std::fs::read(path).map_err(|e| Error::ModelMissing {
+                path: path.to_path_buf(),
+                reason: e.to_string(),
+            })
+        };
+        let onnx_path = find(".onnx")?;
+        let tok_path = find("tokenizer.json")?;
+        let cfg_path = find("/config.json").or_else(|_| find("config.json"))?;
+        let stm_path = find("special_tokens_map.json")?;
+        let tcfg_path = find("tokenizer_config.json")?;
+        let env = ort_environment(&models.runtime_library()?)?;
+
+        let tokenizer_files = TokenizerFiles {
+            tokenizer_file: read(&tok_path)?,
+            config_file: read(&cfg_path)?,
+            special_tokens_map_file: read(&stm_path)?,
+            tokenizer_config_file: read(&tcfg_path)?,
+        };
+        let model = UserDefinedEmbeddingModel::new(read(&onnx_path)?, tokenizer_files)
+            .with_pooling(Pooling::Mean)
+            // Weight-only int8: the graph dequantises at load, so batches are consistent.
+            .with_quantization(QuantizationMode::None);
+        let max_length = config.max_length.max(8);
+        let mut options = InitOptionsUserDefined::new()
+            .with_environment(env)
+            .with_max_length(max_length);
+        if let Some(threads) = config.threads {
+            options = options.with_intra_threads(threads);
+        }
+        let text_embedding =
+            TextEmbedding::try_new_from_user_defined(model, options).map_err(|e| {
+                let reason = e.to_string();
+                // fastembed names the JSON file it could not parse; otherwise the graph is at fault.
+                let path = [&tok_path, &cfg_path, &stm_path, &tcfg_path]
+                    .into_iter()
+                    .find(|p| {
+                        p.file_name()
+                            .is_some_and(|n| reason.contains(&*n.to_string_lossy()))
+                    })
+                    .unwrap_or(&onnx_path);
+                Error::ModelLoad {
+                    path: path.clone(),
+                    reason,
+                }
+            })?;
+        let mut counter = text_embedding.tokenizer.clone();
+        counter.with_padding(None);
+        counter
+            .with_truncation(None)
+            .map_err(|e| Error::ModelLoad {
+                path: tok_path.clone(),
+                reason: e.to_string(),
+            })?;
+        Ok(OnnxEmbedder {
+            id: entry.id.clone(),
+            dimensions: entry.dimensions,
+            batch_size: config.batch_size.max(1),
+            // ~10 characters per token is beyond what WordPiece produces on real text, so the cut
+            // never removes anything the model would have seen.
+            max_chars: max_length * 10,
+            model: Mutex::new(text_embedding),
+            counter,
+        })
+    }
+}
+
+/// Cuts `text` to at most `max_chars` bytes on a character boundary.
+fn clip(text: &str, max_chars: usize) -> &str {
+    if text.len() <= max_chars {
+        return text;
+    }
+    let mut end = max_chars;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+impl Embedder for OnnxEmbedder {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn dimensions(&self) -> usize {
+        self.dimensions
+    }
+
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        let clipped: Vec<&str> = texts.iter().map(|t| clip(t, self.max_chars)).collect();
+        let mut order: Vec<usize> = (0..clipped.len()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(clipped[i].len()));
+        let mut out = vec![Vec::new(); clipped.len()];
+        let mut model = self.model.lock().unwrap_or_else(|p| p.into_inner());
+        for batch in order.chunks(self.batch_size) {
+            let batch_texts: Vec<&str> = batch.iter().map(|&i| clipped[i]).collect();
+            let vectors = model
+                .embed(&batch_texts, Some(batch.len()))
+                .map_err(|e| Error::Inference(e.to_string()))?;
+            if vectors.len() != batch.len() {
+                return Err(Error::Inference(format!(
+                    "expected {} vectors, got {}",
+                    batch.len(),
+                    vectors.len()
+                )));
+            }
+            for (&i, v) in batch.iter().zip(vectors) {
+                if v.len() != self.dimensions {
+                    return Err(Error::Inference(format!(
+                        "model returned {} dimensions, the manifest says {}",
+                        v.len(),
+                        self.dimensions
+                    )));
+                }
+                out[i] = v;
+            }
+        }
+        Ok(out)
+    }
+
+    fn count_tokens(&self, text: &str) -> usize {
+        self.counter
+            .encode_fast(text, false)
+            .map(|e| e.len())
+            .unwrap_or_else(|_| approx_tokens(text))
+    }
+}
+
+/// Deterministic fake: hashes lowercase word tokens (and their 3-grams) into signed buckets.
+/// Similar wording gives similar vectors, which is enough to test fusion and storage.
+pub struct HashEmbedder {
+    dimensions: usize,
+}
+
+impl HashEmbedder {
+    pub fn new(dimensions: usize) -> HashEmbedder {
+        HashEmbedder { dimensions }
+    }
+}
+
+fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf29ce484222325;
+    for b in bytes {
+        h ^= *b as u64;
+        h = h.wrapping_mul(0x100000001b3);
+    }
+    h
+}
+
+impl Embedder for HashEmbedder {
+    fn id(&self) -> &str {
+        "hash-fake"
+    }
+
+    fn dimensions(&self) -> usize {
+        self.dimensions
+    }
+
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        Ok(texts
+            .iter()
+            .map(|t| {
+                let mut v = vec![0f32; self.dimensions];
+                for word in t
+                    .split(|c: char| !c.is_alphanumeric())
+                    .filter(|w| !w.is_empty())
+                {
+                    let w = word.to_lowercase();
+                    let h = fnv1a(w.as_bytes());
+                    v[(h % self.dimensions as u64) as usize] +=
+                        if h >> 63 == 0 { 1.0 } else { -1.0 };
+                    let chars: Vec<char> = w.chars().collect();
+                    for g in chars.windows(3) {
+                        let h = fnv1a(g.iter().collect::<String>().as_bytes());
+                        v[(h % self.dimensions as u64) as usize] +=
+                            if h >> 63 == 0 { 0.3 } else { -0.3 };
+                    }
+                }
+                normalize(&mut v);
+                v
+            })
+            .collect())
+    }
+}
+
+/// L2-normalises in place (a zero vector stays zero).
+pub fn normalize(v: &mut [f32]) {
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 {
+        v.iter_mut().for_each(|x| *x /= norm);
+    }
+}
+
+/// Dot product; equals cosine similarity for normalised vectors.
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clip_respects_char_boundaries() {
+        let s = "é".repeat(10);
+        assert_eq!(clip(&s, 5), "éé");
+        assert_eq!(clip("abc", 10), "abc");
+    }
+
+    #[test]
+    fn hash_embedder_is_deterministic_and_normalised() {
+        let e = HashEmbedder::new(64);
+        let a = e.embed(&["session store redis", ""]).unwrap();
+        let b = e.embed(&["session store redis"]).unwrap();
+        assert_eq!(a[0], b[0]);
+        assert!((dot(&a[0], &a[0]) - 1.0).abs() < 1e-5);
+        assert!(a[1].iter().all(|x| *x == 0.0));
+    }
+
+    #[test]
+    fn approx_tokens_counts_words_and_punctuation() {
+        assert_eq!(approx_tokens(""), 0);
+        assert_eq!(approx_tokens("a man eats"), 3);
+        assert_eq!(approx_tokens("fn foo()"), 4);
+    }
+}

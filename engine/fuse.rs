@@ -1,0 +1,247 @@
+//! Fusion of the legs' ranked lists: weighted reciprocal rank fusion with a k per leg, weights
+//! mixed from per-intent profiles by the intent probabilities, a consensus factor for hits that
+//! several legs found, and an expansion boost applied later by the caller (it needs the hit's
+//! stored fields). Pure functions; every constant comes from [`FuseConfig`].
+
+use crate::config::{FuseConfig, Weights};
+use crate::intent::{Intent, IntentResult};
+use serde::Serialize;
+use std::collections::HashMap;
+
+/// The retrieval legs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Leg {
+    Vector,
+    Lexical,
+    Symbol,
+}
+
+/// One leg's hit: a key (vector id), its 1-based rank and its raw score in that leg.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LegHit {
+    pub key: u64,
+    pub rank: usize,
+    pub score: f32,
+}
+
+/// What a leg contributed to a fused hit.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct LegContribution {
+    pub leg: Leg,
+    pub rank: usize,
+    pub raw_score: f32,
+    pub rrf: f32,
+}
+
+/// A fused hit.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Fused {
+    pub key: u64,
+    pub score: f32,
+    pub rrf: f32,
+    pub consensus: f32,
+    pub legs: Vec<LegContribution>,
+}
+
+/// Leg weights for this query: the intent profiles mixed by the intent probabilities.
+pub fn mix(intent: &IntentResult, config: &FuseConfig) -> Weights {
+    let mut w = Weights {
+        vector: 0.0,
+        lexical: 0.0,
+        symbol: 0.0,
+    };
+    for &(i, p) in &intent.probabilities {
+        let profile = match i {
+            Intent::Symbol => &config.symbol,
+            Intent::Flow => &config.flow,
+            Intent::Concept => &config.concept,
+            Intent::Code => &config.code,
+            Intent::Balanced => &config.balanced,
+        };
+        w.vector += p * profile.vector;
+        w.lexical += p * profile.lexical;
+        w.symbol += p * profile.symbol;
+    }
+    w
+}
+
+fn weight(w: &Weights, leg: Leg) -> f32 {
+    match leg {
+        Leg::Vector => w.vector,
+        Leg::Lexical => w.lexical,
+        Leg::Symbol => w.symbol,
+    }
+}
+
+fn rrf_k(config: &FuseConfig, leg: Leg) -> f32 {
+    match leg {
+        Leg::Vector => config.k_vector,
+        Leg::Lexical => config.k_lexical,
+        Leg::Symbol => config.k_symbol,
+    }
+}
+
+/// Consensus factor for a hit found by `n_legs` legs at average rank `avg_rank`; 1 for one leg.
+pub fn consensus(n_legs: usize, avg_rank: f32, config: &FuseConfig) -> f32 {
+    if n_legs < 2 {
+        return 1.0;
+    }
+    let quality = 1.0 / (1.0 + avg_rank / config.consensus_q0);
+    (1.0 + config.consensus_beta * ((n_legs as f32).sqrt() - 1.0)).min(config.consensus_max)
+        * (0.5 + 0.5 * quality)
+}
+
+/// Fuses ranked lists into one, best first; ties broken by key for determinism.
+pub fn fuse(legs: &[(Leg, Vec<LegHit>)], weights: &Weights, config: &FuseConfig) -> Vec<Fused> {
+    let mut by_key: HashMap<u64, Fused> = HashMap::new();
+    for (leg, hits) in legs {
+        let w = weight(weights, *leg);
+        let k = rrf_k(config, *leg);
+        for h in hits {
+            let rrf = w / (k + h.rank as f32);
+            let f = by_key.entry(h.key).or_insert_with(|| Fused {
+                key: h.key,
+                score: 0.0,
+                rrf: 0.0,
+                consensus: 1.0,
+                legs: Vec::new(),
+            });
+            f.rrf += rrf;
+            f.legs.push(LegContribution {
+                leg: *leg,
+                rank: h.rank,
+                raw_score: h.score,
+                rrf,
+            });
+        }
+    }
+    let mut out: Vec<Fused> = by_key
+        .into_values()
+        .map(|mut f| {
+            let n = f.legs.len();
+            let avg_rank = f.legs.iter().map(|l| l.rank as f32).sum::<f32>() / n as f32;
+            f.consensus = consensus(n, avg_rank, config);
+            f.score = f.rrf * f.consensus;
+            f
+        })
+        .collect();
+    sort(&mut out);
+    out
+}
+
+/// Sorts fused hits by score, then key.
+pub fn sort(hits: &mut [Fused]) {
+    hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.key.cmp(&b.key)));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hits(keys: &[u64]) -> Vec<LegHit> {
+        keys.iter()
+            .enumerate()
+            .map(|(i, k)| LegHit {
+                key: *k,
+                rank: i + 1,
+                score: 1.0 / (i + 1) as f32,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn rrf_with_equal_weights_matches_hand_computation() {
+        let config = FuseConfig {
+            consensus_beta: 0.0,
+            consensus_max: 1.0,
+            ..FuseConfig::default()
+        };
+        let w = Weights {
+            vector: 1.0,
+            lexical: 1.0,
+            symbol: 0.0,
+        };
+        let out = fuse(
+            &[(Leg::Vector, hits(&[1, 2])), (Leg::Lexical, hits(&[2, 3]))],
+            &w,
+            &config,
+        );
+        assert_eq!(out[0].key, 2);
+        let expected = 1.0 / 72.0 + 1.0 / 71.0;
+        // Two legs, beta 0: factor = 1 * (0.5 + 0.5 * q), q = 1 / (1 + 1.5 / 10).
+        let q = 1.0 / (1.0 + 1.5 / 10.0);
+        assert!((out[0].score - expected * (0.5 + 0.5 * q)).abs() < 1e-7);
+        assert_eq!(out[0].legs.len(), 2);
+    }
+
+    #[test]
+    fn consensus_follows_the_formula_and_caps() {
+        let c = FuseConfig::default();
+        assert_eq!(consensus(1, 1.0, &c), 1.0);
+        let two = consensus(2, 0.0, &c);
+        assert!((two - (1.0 + 0.3 * (2f32.sqrt() - 1.0))).abs() < 1e-6);
+        let capped = FuseConfig {
+            consensus_beta: 10.0,
+            ..FuseConfig::default()
+        };
+        assert!((consensus(3, 0.0, &capped) - 1.5).abs() < 1e-6);
+    }
+
+    #[test]
+    fn weights_mix_by_probability() {
+        let c = FuseConfig::default();
+        let intent = IntentResult {
+            probabilities: vec![
+                (Intent::Symbol, 0.5),
+                (Intent::Flow, 0.0),
+                (Intent::Concept, 0.5),
+                (Intent::Code, 0.0),
+                (Intent::Balanced, 0.0),
+            ],
+            top: Intent::Symbol,
+            symbols: vec![],
+            paths: vec![],
+            modules: vec![],
+        };
+        let w = mix(&intent, &c);
+        assert!((w.symbol - (0.5 * c.symbol.symbol + 0.5 * c.concept.symbol)).abs() < 1e-6);
+        assert!((w.vector - (0.5 * c.symbol.vector + 0.5 * c.concept.vector)).abs() < 1e-6);
+    }
+
+    #[test]
+    fn ties_break_by_key() {
+        let w = Weights {
+            vector: 1.0,
+            lexical: 1.0,
+            symbol: 1.0,
+        };
+        let out = fuse(
+            &[
+                (
+                    Leg::Vector,
+                    vec![LegHit {
+                        key: 9,
+                        rank: 1,
+                        score: 0.0,
+                    }],
+                ),
+                (
+                    Leg::Lexical,
+                    vec![LegHit {
+                        key: 3,
+                        rank: 1,
+                        score: 0.0,
+                    }],
+                ),
+            ],
+            &w,
+            &FuseConfig {
+                k_lexical: 70.0,
+                k_vector: 70.0,
+                ..FuseConfig::default()
+            },
+        );
+        assert_eq!(out.iter().map(|f| f.key).collect::<Vec<_>>(), [3, 9]);
+    }
+}

@@ -1,0 +1,341 @@
+//! The lexical leg: a tantivy index of chunks with fields for title, body, symbols, path, tags,
+//! kind and lang, and a code-aware analyzer. The analyzer splits camelCase, PascalCase,
+//! snake_case, kebab-case and dotted.paths / `a::b` paths into parts while also indexing the whole
+//! identifier, lowercases, drops English stop words and stems; the same analyzer reads queries, so
+//! `getUserName`, `get_user_name` and "get user name" meet in the middle.
+
+use crate::config::Bm25Config;
+use crate::error::Result;
+use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, RegexQuery, TermQuery};
+use tantivy::schema::{
+    Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED, STORED, STRING,
+};
+use tantivy::tokenizer::{
+    Language, LowerCaser, RemoveLongFilter, Stemmer, StopWordFilter, TextAnalyzer, Token,
+    TokenStream, Tokenizer,
+};
+use tantivy::{Index, Term};
+
+/// Name under which the analyzer is registered with tantivy.
+pub const ANALYZER: &str = "code";
+
+/// The schema's fields.
+#[derive(Debug, Clone, Copy)]
+pub struct Fields {
+    pub vid: Field,
+    pub doc: Field,
+    pub path: Field,
+    pub title: Field,
+    pub body: Field,
+    pub symbols: Field,
+    /// Raw lowercased symbol names, for the symbol leg's exact and prefix matches.
+    pub symbol_raw: Field,
+    pub tags: Field,
+    pub category: Field,
+    pub kind: Field,
+    pub lang: Field,
+    pub start_line: Field,
+    pub end_line: Field,
+}
+
+/// Builds the schema.
+pub fn schema() -> (Schema, Fields) {
+    let mut b = Schema::builder();
+    let text = TextOptions::default()
+        .set_indexing_options(
+            TextFieldIndexing::default()
+                .set_tokenizer(ANALYZER)
+                .set_index_option(IndexRecordOption::WithFreqsAndPositions),
+        )
+        .set_stored();
+    let fields = Fields {
+        vid: b.add_u64_field("vid", INDEXED | STORED | FAST),
+        doc: b.add_text_field("doc", STRING | STORED),
+        path: b.add_text_field("path", text.clone()),
+        title: b.add_text_field("title", text.clone()),
+        body: b.add_text_field("body", text.clone()),
+        symbols: b.add_text_field("symbols", text.clone()),
+        symbol_raw: b.add_text_field("symbol_raw", STRING),
+        tags: b.add_text_field("tags", text),
+        category: b.add_text_field("category", STRING | STORED),
+        kind: b.add_text_field("kind", STRING | STORED),
+        lang: b.add_text_field("lang", STRING | STORED),
+        start_line: b.add_u64_field("start_line", STORED),
+        end_line: b.add_u64_field("end_line", STORED),
+    };
+    (b.build(), fields)
+}
+
+/// The analyzer used for every text field and for queries.
+pub fn analyzer() -> TextAnalyzer {
+    TextAnalyzer::builder(CodeTokenizer)
+        .filter(RemoveLongFilter::limit(64))
+        .filter(LowerCaser)
+        .filter(StopWordFilter::new(Language::English).expect("English stop words"))
+        .filter(Stemmer::new(Language::English))
+        .build()
+}
+
+/// Registers the analyzer on an index (needed on every open).
+pub fn register(index: &Index) {
+    index.tokenizers().register(ANALYZER, analyzer());
+}
+
+/// Splits text into words, identifier parts and whole compound identifiers.
+#[derive(Clone, Default)]
+pub struct CodeTokenizer;
+
+/// A precomputed token stream.
+pub struct VecTokenStream {
+    tokens: Vec<Token>,
+    next: usize,
+}
+
+impl TokenStream for VecTokenStream {
+    fn advance(&mut self) -> bool {
+        self.next += 1;
+        self.next <= self.tokens.len()
+    }
+    fn token(&self) -> &Token {
+        &self.tokens[self.next - 1]
+    }
+    fn token_mut(&mut self) -> &mut Token {
+        &mut self.tokens[self.next - 1]
+    }
+}
+
+impl Tokenizer for CodeTokenizer {
+    type TokenStream<'a> = VecTokenStream;
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> VecTokenStream {
+        VecTokenStream {
+            tokens: code_tokens(text),
+            next: 0,
+        }
+    }
+}
+
+/// Splits one word (alphanumerics and `_`) at `_` and case changes: `getHTTPResponse_v2` →
+/// get, HTTP, Response, v2.
+fn split_word(word: &str, base: usize, out: &mut Vec<(usize, usize)>) {
+    let chars: Vec<(usize, char)> = word.char_indices().collect();
+    let mut start: Option<usize> = None;
+    for (k, &(i, c)) in chars.iter().enumerate() {
+        if c == '_' {
+            if let Some(s) = start.take() {
+                out.push((base + s, base + i));
+            }
+            continue;
+        }
+        if let Some(s) = start {
+            let prev = chars[k - 1].1;
+            let next = chars.get(k + 1).map(|x| x.1);
+            let boundary = (prev.is_lowercase() && c.is_uppercase())
+                || (prev.is_uppercase()
+                    && c.is_uppercase()
+                    && next.is_some_and(|n| n.is_lowercase()))
+                || (prev.is_numeric() && c.is_alphabetic() && c.is_uppercase());
+            if boundary {
+                out.push((base + s, base + i));
+                start = Some(i);
+            }
+        } else {
+            start = Some(i);
+        }
+    }
+    if let Some(s) = start {
+        out.push((base + s, base + word.len()));
+    }
+}
+
+/// Tokens of `text` for the code analyzer (before lowercasing, stop words and stemming).
+pub fn code_tokens(text: &str) -> Vec<Token> {
+    let mut tokens = Vec::new();
+    let mut position = 0usize;
+    let push = |tokens: &mut Vec<Token>, from: usize, to: usize, position: usize| {
+        tokens.push(Token {
+            offset_from: from,
+            offset_to: to,
+            position,
+            text: text[from..to].to_string(),
+            position_length: 1,
+        });
+    };
+    let bytes = text.as_bytes();
+    let is_word = |c: char| c.is_alphanumeric() || c == '_';
+    let mut i = 0;
+    while i < text.len() {
+        let c = text[i..].chars().next().expect("in bounds");
+        if !is_word(c) {
+            i += c.len_utf8();
+            continue;
+        }
+        // A compound: words joined by `.`, `-`, `::` or `/` with no spaces.
+        let start = i;
+        let mut words: Vec<(usize, usize)> = Vec::new();
+        loop {
+            let ws = i;
+            while i < text.len() {
+                let ch = text[i..].chars().next().expect("in bounds");
+                if !is_word(ch) {
+                    break;
+                }
+                i += ch.len_utf8();
+            }
+            words.push((ws, i));
+            let joiner = if text[i..].starts_with("::") {
+                2
+            } else if i < text.len() && matches!(bytes[i], b'.' | b'-' | b'/') {
+                1
+            } else {
+                0
+            };
+            let after = i + joiner;
+            if joiner > 0 && after < text.len() && text[after..].chars().next().is_some_and(is_word)
+            {
+                i = after;
+            } else {
+                break;
+            }
+        }
+        let end = i;
+        let first_position = position;
+        for &(ws, we) in &words {
+            let mut parts = Vec::new();
+            split_word(&text[ws..we], ws, &mut parts);
+            if parts.len() > 1 {
+                push(&mut tokens, ws, we, position);
+            }
+            for (ps, pe) in parts {
+                push(&mut tokens, ps, pe, position);
+                position += 1;
+            }
+        }
+        if words.len() > 1 {
+            push(&mut tokens, start, end, first_position);
+        }
+    }
+    tokens
+}
+
+/// Analyzes `text` into index terms.
+pub fn terms(text: &str) -> Vec<String> {
+    let mut a = analyzer();
+    let mut stream = a.token_stream(text);
+    let mut out = Vec::new();
+    while stream.advance() {
+        out.push(stream.token().text.clone());
+    }
+    out
+}
+
+/// The BM25 query: every analyzed term of the query, in every boosted field, as SHOULD clauses.
+pub fn query(fields: &Fields, config: &Bm25Config, text: &str) -> Option<Box<dyn Query>> {
+    let mut terms = terms(text);
+    terms.sort();
+    terms.dedup();
+    if terms.is_empty() {
+        return None;
+    }
+    let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+    for (field, boost) in [
+        (fields.title, config.title_boost),
+        (fields.body, config.body_boost),
+        (fields.symbols, config.symbols_boost),
+        (fields.path, config.path_boost),
+        (fields.tags, config.tags_boost),
+    ] {
+        if boost <= 0.0 {
+            continue;
+        }
+        for t in &terms {
+            let q = TermQuery::new(
+                Term::from_field_text(field, t),
+                IndexRecordOption::WithFreqs,
+            );
+            clauses.push((Occur::Should, Box::new(BoostQuery::new(Box::new(q), boost))));
+        }
+    }
+    Some(Box::new(BooleanQuery::new(clauses)))
+}
+
+/// The symbol leg's query: exact (weight 2) and prefix (weight 1) matches on raw symbol names.
+pub fn symbol_query(fields: &Fields, symbols: &[String]) -> Result<Option<Box<dyn Query>>> {
+    let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+    for s in symbols {
+        let s = s.to_lowercase();
+        if s.len() < 2 {
+            continue;
+        }
+        let exact = TermQuery::new(
+            Term::from_field_text(fields.symbol_raw, &s),
+            IndexRecordOption::Basic,
+        );
+        clauses.push((
+            Occur::Should,
+            Box::new(BoostQuery::new(Box::new(exact), 2.0)),
+        ));
+        if s.len() >= 3 {
+            let prefix =
+                RegexQuery::from_pattern(&format!("{}.*", regex_escape(&s)), fields.symbol_raw)?;
+            clauses.push((Occur::Should, Box::new(prefix)));
+        }
+    }
+    Ok((!clauses.is_empty()).then(|| Box::new(BooleanQuery::new(clauses)) as Box<dyn Query>))
+}
+
+fn regex_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if !c.is_alphanumeric() && c != '_' {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(text: &str) -> Vec<String> {
+        code_tokens(text).into_iter().map(|t| t.text).collect()
+    }
+
+    #[test]
+    fn identifiers_split_and_stay_whole() {
+        assert_eq!(raw("getUserName"), ["getUserName", "get", "User", "Name"]);
+        assert_eq!(
+            raw("get_user_name"),
+            ["get_user_name", "get", "user", "name"]
+        );
+        assert_eq!(raw("HTTPServer"), ["HTTPServer", "HTTP", "Server"]);
+        assert_eq!(raw("kebab-case"), ["kebab", "case", "kebab-case"]);
+        assert_eq!(raw("std::io::Read"), ["std", "io", "Read", "std::io::Read"]);
+        assert_eq!(
+            raw("os.path.join(x)"),
+            ["os", "path", "join", "os.path.join", "x"]
+        );
+        assert_eq!(raw("The end. Next"), ["The", "end", "Next"]);
+    }
+
+    #[test]
+    fn analyzer_lowercases_stems_and_drops_stop_words() {
+        assert_eq!(terms("The caching of Sessions"), ["cach", "session"]);
+        let a = terms("parseConfigFile");
+        assert!(
+            a.contains(&"pars".to_string())
+                && a.contains(&"config".to_string())
+                && a.contains(&"parseconfigfil".to_string()),
+            "{a:?}"
+        );
+        assert_eq!(terms("parse config file"), ["pars", "config", "file"]);
+    }
+
+    #[test]
+    fn positions_advance_per_part() {
+        let t = code_tokens("fooBar baz");
+        let pos: Vec<usize> = t.iter().map(|t| t.position).collect();
+        assert_eq!(pos, [0, 0, 1, 2]);
+    }
+}

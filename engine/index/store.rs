@@ -1,0 +1,386 @@
+//! The index directory: generations, the metadata file, the writer lock and the embedding cache.
+//!
+//! ```text
+//! .engine/
+//!   CURRENT            name of the live generation (replaced atomically by rename)
+//!   lock               writer lock (flock), holds the writer's pid
+//!   gen-000007/        one complete generation: meta.json, tantivy/, vectors.bin, graph.hnsw.*
+//!   cache/<model>.vec  embedding cache, append-only, keyed by hash of the chunk text
+//! ```
+//!
+//! A run writes a new generation beside the live one and switches `CURRENT` only once the new one
+//! is complete and synced, so a process killed at any moment leaves the previous generation
+//! searchable; the next run deletes the unfinished directory. Tantivy segment files are immutable,
+//! so a new generation hard-links the previous one's segments instead of copying them.
+
+use crate::error::{Error, IoContext, Result};
+use crate::ingest::{Kind, Lang, Source};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap};
+use std::io::Write;
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+
+/// Bump when the on-disk layout or the tantivy schema changes.
+pub const SCHEMA_VERSION: u32 = 1;
+pub const META: &str = "meta.json";
+pub const CURRENT: &str = "CURRENT";
+pub const TANTIVY_DIR: &str = "tantivy";
+
+/// A document's entry in the metadata.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct DocEntry {
+    pub hash: String,
+    pub path: String,
+    pub kind: Kind,
+    #[serde(default)]
+    pub lang: Option<Lang>,
+    /// Vector ids of its chunks, in order.
+    pub vids: Vec<u64>,
+}
+
+/// The metadata of one generation.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Meta {
+    pub schema_version: u32,
+    pub chunker_version: u32,
+    pub model_id: String,
+    pub dimensions: usize,
+    pub generation: u64,
+    /// Seconds since the epoch when this generation was written.
+    pub updated_unix: u64,
+    pub source: Option<Source>,
+    pub next_vid: u64,
+    pub chunks: usize,
+    pub graph: bool,
+    /// Documents whose content changed in the run that wrote this generation.
+    #[serde(default)]
+    pub changed: Vec<String>,
+    pub docs: BTreeMap<String, DocEntry>,
+}
+
+impl Meta {
+    pub fn new(model_id: &str, dimensions: usize) -> Meta {
+        Meta {
+            schema_version: SCHEMA_VERSION,
+            chunker_version: crate::chunk::CHUNKER_VERSION,
+            model_id: model_id.to_string(),
+            dimensions,
+            generation: 0,
+            updated_unix: 0,
+            source: None,
+            next_vid: 0,
+            chunks: 0,
+            graph: false,
+            changed: Vec::new(),
+            docs: BTreeMap::new(),
+        }
+    }
+
+    /// Errors unless this index was built by this schema, chunker and model.
+    pub fn check_compatible(&self, dir: &Path, model_id: Option<&str>) -> Result<()> {
+        let found = format!(
+            "schema v{}, chunker v{}, model {}",
+            self.schema_version, self.chunker_version, self.model_id
+        );
+        let expected = format!(
+            "schema v{}, chunker v{}, model {}",
+            SCHEMA_VERSION,
+            crate::chunk::CHUNKER_VERSION,
+            model_id.unwrap_or(&self.model_id)
+        );
+        if found != expected {
+            return Err(Error::IndexIncompatible {
+                path: dir.to_path_buf(),
+                found,
+                expected,
+            });
+        }
+        Ok(())
+    }
+}
+
+pub fn gen_name(n: u64) -> String {
+    format!("gen-{n:06}")
+}
+
+fn gen_number(name: &str) -> Option<u64> {
+    name.strip_prefix("gen-")?.parse().ok()
+}
+
+/// The live generation's directory, if any.
+pub fn current_generation(dir: &Path) -> Result<Option<PathBuf>> {
+    match std::fs::read_to_string(dir.join(CURRENT)) {
+        Ok(name) => {
+            let name = name.trim();
+            if gen_number(name).is_none() {
+                return Err(Error::IndexCorrupt {
+                    path: dir.join(CURRENT),
+                    reason: format!("unexpected content {name:?}"),
+                });
+            }
+            Ok(Some(dir.join(name)))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io(
+            format!("reading {}", dir.join(CURRENT).display()),
+            e,
+        )),
+    }
+}
+
+/// Reads the live generation's metadata.
+pub fn read_meta(gen_dir: &Path) -> Result<Meta> {
+    let path = gen_dir.join(META);
+    let text = std::fs::read_to_string(&path).ctx(|| format!("reading {}", path.display()))?;
+    serde_json::from_str(&text).map_err(|e| Error::IndexCorrupt {
+        path,
+        reason: e.to_string(),
+    })
+}
+
+/// Writes a file and fsyncs it.
+pub fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
+    let mut f = std::fs::File::create(path).ctx(|| format!("creating {}", path.display()))?;
+    f.write_all(bytes)
+        .ctx(|| format!("writing {}", path.display()))?;
+    f.sync_all().ctx(|| format!("syncing {}", path.display()))
+}
+
+pub fn sync_dir(path: &Path) -> Result<()> {
+    std::fs::File::open(path)
+        .and_then(|f| f.sync_all())
+        .ctx(|| format!("syncing directory {}", path.display()))
+}
+
+/// Makes `gen_dir` the live generation: write `CURRENT.tmp`, fsync, rename over `CURRENT`, fsync.
+pub fn switch_current(dir: &Path, gen_dir: &Path) -> Result<()> {
+    let name = gen_dir
+        .file_name()
+        .expect("generation dir has a name")
+        .to_string_lossy();
+    let tmp = dir.join("CURRENT.tmp");
+    write_synced(&tmp, format!("{name}\n").as_bytes())?;
+    std::fs::rename(&tmp, dir.join(CURRENT))
+        .ctx(|| format!("switching {}", dir.join(CURRENT).display()))?;
+    sync_dir(dir)
+}
+
+/// A fresh generation number, above every directory present (live, old or unfinished).
+pub fn next_generation(dir: &Path) -> Result<u64> {
+    let mut max = 0;
+    for entry in std::fs::read_dir(dir).ctx(|| format!("listing {}", dir.display()))? {
+        let entry = entry.ctx(|| format!("listing {}", dir.display()))?;
+        if let Some(n) = gen_number(&entry.file_name().to_string_lossy()) {
+            max = max.max(n);
+        }
+    }
+    Ok(max + 1)
+}
+
+/// Deletes every generation except `keep` (the live one and the one before it, which a reader
+/// that opened it moments ago may still be using).
+pub fn remove_generations_except(dir: &Path, keep: &[&Path]) -> Result<()> {
+    for entry in std::fs::read_dir(dir).ctx(|| format!("listing {}", dir.display()))? {
+        let entry = entry.ctx(|| format!("listing {}", dir.display()))?;
+        let path = entry.path();
+        if gen_number(&entry.file_name().to_string_lossy()).is_some()
+            && !keep.iter().any(|k| *k == path)
+        {
+            std::fs::remove_dir_all(&path).ctx(|| format!("removing {}", path.display()))?;
+        }
+    }
+    Ok(())
+}
+
+/// Hard-links (immutable segment files) or copies (tantivy's own metadata) `from` into `to`.
+pub fn link_tantivy(from: &Path, to: &Path) -> Result<()> {
+    std::fs::create_dir_all(to).ctx(|| format!("creating {}", to.display()))?;
+    for entry in std::fs::read_dir(from).ctx(|| format!("listing {}", from.display()))? {
+        let entry = entry.ctx(|| format!("listing {}", from.display()))?;
+        let name = entry.file_name();
+        let name_s = name.to_string_lossy();
+        if name_s.ends_with(".lock") {
+            continue;
+        }
+        let (src, dst) = (entry.path(), to.join(&name));
+        if name_s == "meta.json" || name_s == ".managed.json" {
+            std::fs::copy(&src, &dst).ctx(|| format!("copying {}", src.display()))?;
+        } else if std::fs::hard_link(&src, &dst).is_err() {
+            std::fs::copy(&src, &dst).ctx(|| format!("copying {}", src.display()))?;
+        }
+    }
+    Ok(())
+}
+
+/// The writer lock: held for the whole of an indexing run, released when dropped (or when the
+/// process dies — flock locks die with their process, so a killed writer never blocks the next).
+pub struct WriterLock {
+    _file: std::fs::File,
+}
+
+impl WriterLock {
+    pub fn acquire(dir: &Path) -> Result<WriterLock> {
+        let path = dir.join("lock");
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .read(true)
+            .write(true)
+            .open(&path)
+            .ctx(|| format!("opening {}", path.display()))?;
+        // SAFETY: flock on a file descriptor we own.
+        let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        if rc != 0 {
+            let holder = std::fs::read_to_string(&path).unwrap_or_default();
+            let holder = match holder.trim() {
+                "" => "another process".to_string(),
+                pid => format!("pid {pid}"),
+            };
+            return Err(Error::Locked {
+                path: dir.to_path_buf(),
+                holder,
+            });
+        }
+        file.set_len(0)
+            .ctx(|| format!("writing {}", path.display()))?;
+        let _ = write!(file, "{}", std::process::id());
+        Ok(WriterLock { _file: file })
+    }
+}
+
+/// Embedding cache: (model id, hash of the embedded text) → vector. Append-only records of a
+/// 16-byte key and `dim` floats; a torn last record (a killed writer) is ignored on load.
+pub struct EmbedCache {
+    path: PathBuf,
+    dim: usize,
+    map: HashMap<[u8; 16], Vec<f32>>,
+    file: Option<std::fs::File>,
+}
+
+pub fn text_key(text: &str) -> [u8; 16] {
+    use sha2::{Digest, Sha256};
+    let d = Sha256::digest(text.as_bytes());
+    d[..16].try_into().expect("16 bytes")
+}
+
+impl EmbedCache {
+    pub fn open(index_dir: &Path, model_id: &str, dim: usize) -> Result<EmbedCache> {
+        let dir = index_dir.join("cache");
+        std::fs::create_dir_all(&dir).ctx(|| format!("creating {}", dir.display()))?;
+        let safe: String = model_id
+            .chars()
+            .map(|c| {
+                if c.is_alphanumeric() || c == '-' || c == '.' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let path = dir.join(format!("{safe}.vec"));
+        let record = 16 + dim * 4;
+        let mut map = HashMap::new();
+        if let Ok(bytes) = std::fs::read(&path) {
+            let whole = bytes.len() / record * record;
+            for r in bytes[..whole].chunks_exact(record) {
+                let key: [u8; 16] = r[..16].try_into().expect("16");
+                let v = r[16..]
+                    .chunks_exact(4)
+                    .map(|c| f32::from_le_bytes(c.try_into().expect("4")))
+                    .collect();
+                map.insert(key, v);
+            }
+            if whole != bytes.len() {
+                let f = std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(&path)
+                    .ctx(|| format!("opening {}", path.display()))?;
+                f.set_len(whole as u64)
+                    .ctx(|| format!("trimming {}", path.display()))?;
+            }
+        }
+        Ok(EmbedCache {
+            path,
+            dim,
+            map,
+            file: None,
+        })
+    }
+
+    pub fn get(&self, key: &[u8; 16]) -> Option<&Vec<f32>> {
+        self.map.get(key)
+    }
+
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    /// Appends new vectors (one write per batch).
+    pub fn insert_many(&mut self, items: Vec<([u8; 16], Vec<f32>)>) -> Result<()> {
+        if self.file.is_none() {
+            self.file = Some(
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(&self.path)
+                    .ctx(|| format!("opening {}", self.path.display()))?,
+            );
+        }
+        let mut buf = Vec::with_capacity(items.len() * (16 + self.dim * 4));
+        for (k, v) in &items {
+            buf.extend_from_slice(k);
+            for x in v {
+                buf.extend_from_slice(&x.to_le_bytes());
+            }
+        }
+        let file = self.file.as_mut().expect("opened above");
+        file.write_all(&buf)
+            .ctx(|| format!("writing {}", self.path.display()))?;
+        for (k, v) in items {
+            self.map.insert(k, v);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cache_survives_a_torn_tail() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = EmbedCache::open(dir.path(), "m/1", 2).unwrap();
+        c.insert_many(vec![
+            (text_key("a"), vec![1.0, 2.0]),
+            (text_key("b"), vec![3.0, 4.0]),
+        ])
+        .unwrap();
+        drop(c);
+        let path = dir.path().join("cache/m_1.vec");
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes.extend_from_slice(&[1, 2, 3]);
+        std::fs::write(&path, bytes).unwrap();
+        let c = EmbedCache::open(dir.path(), "m/1", 2).unwrap();
+        assert_eq!(c.len(), 2);
+        assert_eq!(c.get(&text_key("b")).unwrap(), &vec![3.0, 4.0]);
+    }
+
+    #[test]
+    fn a_second_writer_is_refused_with_the_holder() {
+        let dir = tempfile::tempdir().unwrap();
+        let _held = WriterLock::acquire(dir.path()).unwrap();
+        // flock is per open file description, so a second open in this process conflicts too.
+        let err = WriterLock::acquire(dir.path()).err().unwrap();
+        assert!(
+            err.to_string()
+                .contains(&format!("pid {}", std::process::id())),
+            "{err}"
+        );
+    }
+}

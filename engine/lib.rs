@@ -1,0 +1,23 @@
+//! engine: a local, offline hybrid semantic search engine.
+//!
+//! Pipeline: intent → BM25 (tantivy) ‖ HNSW vectors (hnsw_rs, local ONNX embeddings) → weighted
+//! RRF fusion → optional rerank → confidence tiers. Each stage is one module.
+
+pub mod cli;
+pub mod config;
+pub mod embed;
+pub mod error;
+pub mod models;
+
+pub use config::{Settings, SettingsLayer};
+pub use embed::{Embedder, HashEmbedder, OnnxEmbedder};
+pub use error::{Error, Result};
+pub use models::Models;
+pub mod chunk;
+pub mod fuse;
+pub mod index;
+pub mod ingest;
+pub mod intent;
+pub mod search;
+
+pub use search::{Engine, Hit, SearchRequest, SearchResponse};

@@ -1,0 +1,519 @@
+//! The one search path. [`Engine::search`] is what the CLI, `engine eval` and the hook call; no
+//! other code scores documents. It reads top to bottom: intent → BM25 ‖ vector (‖ symbol) →
+//! fusion → expansion boost → dedup → hits.
+
+use crate::config::{Mode, Settings};
+use crate::embed::{Embedder, OnnxEmbedder};
+use crate::error::{Error, Result};
+use crate::fuse::{self, Fused, Leg, LegContribution, LegHit};
+use crate::index::bm25::{self, Fields};
+use crate::index::store::{self, Meta};
+use crate::index::vector::VectorStore;
+use crate::intent::{self, IntentResult};
+use crate::models::Models;
+use serde::Serialize;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+use tantivy::collector::TopDocs;
+use tantivy::query::TermQuery;
+use tantivy::schema::{IndexRecordOption, Value};
+use tantivy::{DocAddress, Index, IndexReader, Searcher, TantivyDocument, Term};
+
+/// One query.
+#[derive(Debug, Clone)]
+pub struct SearchRequest {
+    pub query: String,
+    pub k: usize,
+    pub mode: Mode,
+    pub explain: bool,
+}
+
+impl SearchRequest {
+    pub fn new(query: impl Into<String>, k: usize, mode: Mode) -> SearchRequest {
+        SearchRequest {
+            query: query.into(),
+            k,
+            mode,
+            explain: false,
+        }
+    }
+}
+
+/// Why a hit ranks where it does.
+#[derive(Debug, Clone, Serialize)]
+pub struct Explain {
+    pub legs: Vec<LegContribution>,
+    pub weights: crate::config::Weights,
+    pub rrf: f32,
+    pub consensus: f32,
+    pub boosts: Vec<String>,
+    pub final_score: f32,
+}
+
+/// One result.
+#[derive(Debug, Clone, Serialize)]
+pub struct Hit {
+    /// Chunk id: `<document id>#<vector id>`.
+    pub id: String,
+    /// Document id (the path, or the BEIR `_id`).
+    pub doc: String,
+    pub path: String,
+    pub title: String,
+    pub start_line: usize,
+    pub end_line: usize,
+    pub score: f32,
+    pub snippet: String,
+    #[serde(skip)]
+    pub text: String,
+    pub kind: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lang: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub symbols: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explain: Option<Explain>,
+}
+
+/// Milliseconds per stage.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Timings {
+    pub intent: f64,
+    pub embed: f64,
+    pub bm25: f64,
+    pub vector: f64,
+    pub symbol: f64,
+    pub fuse: f64,
+    pub total: f64,
+}
+
+/// The answer to one query.
+#[derive(Debug, Clone, Serialize)]
+pub struct SearchResponse {
+    pub query: String,
+    pub mode: Mode,
+    pub intent: IntentResult,
+    /// True when the vector leg could not run (no model, or it failed) and BM25 answered alone.
+    pub degraded: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub degraded_reason: Option<String>,
+    pub results: Vec<Hit>,
+    pub timings_ms: Timings,
+}
+
+/// An open index: tantivy reader, vectors, metadata, and (unless degraded) the embedder.
+pub struct Engine {
+    pub dir: PathBuf,
+    pub settings: Settings,
+    pub meta: Meta,
+    generation_dir: PathBuf,
+    reader: IndexReader,
+    fields: Fields,
+    vectors: VectorStore,
+    embedder: Option<Arc<dyn Embedder>>,
+    embed_error: Option<String>,
+}
+
+fn ms(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e3
+}
+
+impl Engine {
+    /// Opens the index at `dir` with the default embedding model. If the model cannot load, the
+    /// engine still opens and answers from BM25 (responses say `degraded`).
+    pub fn open(dir: &Path, settings: Settings) -> Result<Engine> {
+        let root = dir.parent().unwrap_or(dir);
+        let embedder: std::result::Result<Arc<dyn Embedder>, Error> = Models::locate(Some(root))
+            .and_then(|m| OnnxEmbedder::load(&m, &settings.embed))
+            .map(|e| Arc::new(e) as Arc<dyn Embedder>);
+        match embedder {
+            Ok(e) => Engine::with_embedder(dir, settings, Some(e), None),
+            Err(err) => Engine::with_embedder(dir, settings, None, Some(err.to_string())),
+        }
+    }
+
+    /// Opens the index with a given embedder (or none, with the reason).
+    pub fn with_embedder(
+        dir: &Path,
+        settings: Settings,
+        embedder: Option<Arc<dyn Embedder>>,
+        embed_error: Option<String>,
+    ) -> Result<Engine> {
+        let generation_dir =
+            store::current_generation(dir)?.ok_or_else(|| Error::IndexMissing {
+                path: dir.to_path_buf(),
+            })?;
+        let meta = store::read_meta(&generation_dir)?;
+        meta.check_compatible(dir, embedder.as_ref().map(|e| e.id()))?;
+        let index = Index::open_in_dir(generation_dir.join(store::TANTIVY_DIR))?;
+        bm25::register(&index);
+        let reader = index.reader()?;
+        let (_, fields) = bm25::schema();
+        let vectors =
+            crate::index::vector::VectorStore::open(&generation_dir, meta.graph, &settings.vector)?;
+        Ok(Engine {
+            dir: dir.to_path_buf(),
+            settings,
+            meta,
+            generation_dir,
+            reader,
+            fields,
+            vectors,
+            embedder,
+            embed_error,
+        })
+    }
+
+    /// The live generation this engine reads.
+    pub fn generation_dir(&self) -> &Path {
+        &self.generation_dir
+    }
+
+    /// The embedder, when loaded.
+    pub fn embedder(&self) -> Option<&Arc<dyn Embedder>> {
+        self.embedder.as_ref()
+    }
+
+    /// Answers one query.
+    pub fn search(&self, req: &SearchRequest) -> Result<SearchResponse> {
+        let started = Instant::now();
+        let query = req.query.trim();
+        if query.is_empty() {
+            return Err(Error::InvalidInput(
+                "empty query: give some words to search for".into(),
+            ));
+        }
+        let n = self.settings.search.top_n.max(req.k);
+        let mut timings = Timings::default();
+        let t = Instant::now();
+        let intent = intent::classify(query);
+        timings.intent = ms(t);
+        let searcher = self.reader.searcher();
+
+        // The legs: BM25 and vector concurrently; the symbol leg when the query names identifiers.
+        let want_lex = req.mode != Mode::Vector;
+        let want_vec = req.mode != Mode::Bm25;
+        let ((lexical, lex_ms), (vector, vec_ms)) = rayon::join(
+            || self.timed(want_lex, || self.lexical_leg(&searcher, query, n)),
+            || self.timed(want_vec, || self.vector_leg(query, n)),
+        );
+        timings.bm25 = lex_ms;
+        let (vector, degraded_reason) = match vector {
+            Some(Ok((hits, embed_ms))) => {
+                timings.embed = embed_ms;
+                timings.vector = vec_ms - embed_ms;
+                (Some(hits), None)
+            }
+            Some(Err(reason)) => (None, Some(reason)),
+            None => (None, None),
+        };
+        let degraded = degraded_reason.is_some();
+        let lexical = match (lexical, degraded) {
+            (Some(l), _) => Some(l?),
+            // Vector-only mode without a model: BM25 answers instead.
+            (None, true) => Some(self.lexical_leg(&searcher, query, n)?),
+            (None, false) => None,
+        };
+        let t = Instant::now();
+        let symbol = if req.mode == Mode::Hybrid && !intent.symbols.is_empty() {
+            Some(self.symbol_leg(&searcher, &intent.symbols, n)?)
+        } else {
+            None
+        };
+        timings.symbol = ms(t);
+
+        // Fusion (a single leg fuses to its own order).
+        let t = Instant::now();
+        let weights = fuse::mix(&intent, &self.settings.fuse);
+        let mut legs = Vec::new();
+        let mut addresses: HashMap<u64, DocAddress> = HashMap::new();
+        for (leg, hits) in [(Leg::Lexical, lexical), (Leg::Symbol, symbol)] {
+            if let Some(hits) = hits {
+                legs.push((leg, hits.iter().map(|(h, _)| *h).collect::<Vec<_>>()));
+                addresses.extend(hits.into_iter().map(|(h, a)| (h.key, a)));
+            }
+        }
+        if let Some(v) = vector {
+            legs.push((Leg::Vector, v));
+        }
+        let fused = fuse::fuse(&legs, &weights, &self.settings.fuse);
+        timings.fuse = ms(t);
+
+        // Load the best candidates, boost those matching named symbols or paths, dedup, cut to k.
+        let candidates = fused.into_iter().take(req.k * 3 + 10);
+        let mut hits: Vec<(Fused, Hit, Vec<String>)> = Vec::new();
+        for f in candidates {
+            let Some(address) = addresses
+                .get(&f.key)
+                .copied()
+                .or_else(|| self.address_of(&searcher, f.key))
+            else {
+                continue;
+            };
+            let hit = self.load_hit(&searcher, address, f.key)?;
+            hits.push((f, hit, Vec::new()));
+        }
+        for (f, hit, boosts) in hits.iter_mut() {
+            if expansion_match(&intent, hit) {
+                f.score *= self.settings.fuse.expansion_boost;
+                boosts.push(format!("expansion x{}", self.settings.fuse.expansion_boost));
+            }
+        }
+        hits.sort_by(|a, b| b.0.score.total_cmp(&a.0.score).then(a.0.key.cmp(&b.0.key)));
+        let mut results: Vec<Hit> = Vec::new();
+        for (f, mut hit, boosts) in hits {
+            if results.iter().any(|r| {
+                r.doc == hit.doc
+                    && r.start_line <= hit.end_line
+                    && hit.start_line <= r.end_line
+                    && r.kind != "text"
+            }) {
+                continue; // an overlapping window of a chunk already listed
+            }
+            hit.score = f.score;
+            hit.snippet = snippet(&hit.text, query, 240);
+            if req.explain {
+                hit.explain = Some(Explain {
+                    legs: f.legs.clone(),
+                    weights,
+                    rrf: f.rrf,
+                    consensus: f.consensus,
+                    boosts,
+                    final_score: f.score,
+                });
+            }
+            results.push(hit);
+            if results.len() == req.k {
+                break;
+            }
+        }
+        timings.total = ms(started);
+        Ok(SearchResponse {
+            query: query.to_string(),
+            mode: req.mode,
+            intent,
+            degraded,
+            degraded_reason,
+            results,
+            timings_ms: timings,
+        })
+    }
+
+    fn timed<T>(&self, run: bool, f: impl FnOnce() -> T) -> (Option<T>, f64) {
+        if !run {
+            return (None, 0.0);
+        }
+        let t = Instant::now();
+        let out = f();
+        (Some(out), ms(t))
+    }
+
+    fn lexical_leg(
+        &self,
+        searcher: &Searcher,
+        query: &str,
+        n: usize,
+    ) -> Result<Vec<(LegHit, DocAddress)>> {
+        let Some(q) = bm25::query(&self.fields, &self.settings.bm25, query) else {
+            return Ok(Vec::new());
+        };
+        self.ranked(searcher, &*q, n)
+    }
+
+    fn symbol_leg(
+        &self,
+        searcher: &Searcher,
+        symbols: &[String],
+        n: usize,
+    ) -> Result<Vec<(LegHit, DocAddress)>> {
+        let Some(q) = bm25::symbol_query(&self.fields, symbols)? else {
+            return Ok(Vec::new());
+        };
+        self.ranked(searcher, &*q, n)
+    }
+
+    fn ranked(
+        &self,
+        searcher: &Searcher,
+        q: &dyn tantivy::query::Query,
+        n: usize,
+    ) -> Result<Vec<(LegHit, DocAddress)>> {
+        let top = searcher.search(q, &TopDocs::with_limit(n).order_by_score())?;
+        let mut out = Vec::with_capacity(top.len());
+        for (rank, (score, address)) in top.into_iter().enumerate() {
+            let vid = self.vid_of(searcher, address)?;
+            out.push((
+                LegHit {
+                    key: vid,
+                    rank: rank + 1,
+                    score,
+                },
+                address,
+            ));
+        }
+        Ok(out)
+    }
+
+    /// The vector leg; `Err(reason)` when there is no model or it failed (the caller degrades).
+    fn vector_leg(&self, query: &str, n: usize) -> std::result::Result<(Vec<LegHit>, f64), String> {
+        let embedder = self.embedder.as_ref().ok_or_else(|| {
+            self.embed_error
+                .clone()
+                .unwrap_or_else(|| "no embedding model".into())
+        })?;
+        let t = Instant::now();
+        let q = embedder.embed_query(query).map_err(|e| e.to_string())?;
+        let embed_ms = ms(t);
+        let hits = self
+            .vectors
+            .search(&q, n)
+            .into_iter()
+            .enumerate()
+            .map(|(rank, (row, score))| LegHit {
+                key: self.vectors.vids[row],
+                rank: rank + 1,
+                score,
+            })
+            .collect();
+        Ok((hits, embed_ms))
+    }
+
+    fn vid_of(&self, searcher: &Searcher, address: DocAddress) -> Result<u64> {
+        let column = searcher
+            .segment_reader(address.segment_ord)
+            .fast_fields()
+            .u64("vid")?;
+        column
+            .first(address.doc_id)
+            .ok_or_else(|| Error::IndexCorrupt {
+                path: self.generation_dir.clone(),
+                reason: "chunk without vector id".into(),
+            })
+    }
+
+    fn address_of(&self, searcher: &Searcher, vid: u64) -> Option<DocAddress> {
+        let q = TermQuery::new(
+            Term::from_field_u64(self.fields.vid, vid),
+            IndexRecordOption::Basic,
+        );
+        searcher
+            .search(&q, &TopDocs::with_limit(1).order_by_score())
+            .ok()?
+            .first()
+            .map(|(_, a)| *a)
+    }
+
+    fn load_hit(&self, searcher: &Searcher, address: DocAddress, vid: u64) -> Result<Hit> {
+        let d: TantivyDocument = searcher.doc(address)?;
+        let f = &self.fields;
+        let text = |field| {
+            d.get_first(field)
+                .and_then(|v| v.as_str())
+                .unwrap_or("")
+                .to_string()
+        };
+        let num = |field| d.get_first(field).and_then(|v| v.as_u64()).unwrap_or(0) as usize;
+        let all = |field| {
+            d.get_all(field)
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect::<Vec<_>>()
+        };
+        let doc = text(f.doc);
+        let lang = text(f.lang);
+        let category = text(f.category);
+        let symbols = text(f.symbols);
+        Ok(Hit {
+            id: format!("{doc}#{vid}"),
+            doc,
+            path: text(f.path),
+            title: text(f.title),
+            start_line: num(f.start_line),
+            end_line: num(f.end_line),
+            score: 0.0,
+            snippet: String::new(),
+            text: text(f.body),
+            kind: text(f.kind),
+            lang: (!lang.is_empty()).then_some(lang),
+            tags: all(f.tags),
+            category: (!category.is_empty()).then_some(category),
+            symbols: symbols.split_whitespace().map(str::to_string).collect(),
+            explain: None,
+        })
+    }
+}
+
+/// Whether a hit defines a symbol, or lives at a path, that the query names.
+fn expansion_match(intent: &IntentResult, hit: &Hit) -> bool {
+    intent
+        .symbols
+        .iter()
+        .any(|s| hit.symbols.iter().any(|h| h.eq_ignore_ascii_case(s)))
+        || intent.paths.iter().any(|p| hit.path.ends_with(p.as_str()))
+        || intent
+            .modules
+            .iter()
+            .any(|m| hit.title.ends_with(m.as_str()))
+}
+
+/// The window of about `max` characters of `text` holding the most query terms, on char
+/// boundaries, whitespace collapsed.
+pub fn snippet(text: &str, query: &str, max: usize) -> String {
+    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= max {
+        return flat;
+    }
+    let lower = flat.to_lowercase();
+    let terms: Vec<String> = query
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|t| t.len() > 2)
+        .map(str::to_lowercase)
+        .collect();
+    let mut best = 0;
+    let mut best_score = 0;
+    let starts: Vec<usize> = std::iter::once(0)
+        .chain(lower.match_indices(' ').map(|(i, _)| i + 1))
+        .collect();
+    for &s in starts.iter().step_by(4) {
+        let end = (s + max).min(lower.len());
+        let window = lower.get(s..end).unwrap_or("");
+        let score = terms
+            .iter()
+            .filter(|t| window.contains(String::as_str(t)))
+            .count();
+        if score > best_score {
+            best = s;
+            best_score = score;
+        }
+    }
+    let mut out: String = flat[best..].chars().take(max).collect();
+    if best > 0 {
+        out.insert_str(0, "… ");
+    }
+    if flat.len() - best > out.len() {
+        out.push_str(" …");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn snippet_picks_the_window_with_query_terms() {
+        let text = format!(
+            "{} the session store moved to redis {}",
+            "filler ".repeat(100),
+            "tail ".repeat(100)
+        );
+        let s = snippet(&text, "session store", 60);
+        assert!(s.contains("session store"), "{s}");
+        assert!(s.chars().count() <= 64);
+        assert_eq!(snippet("short text", "x", 60), "short text");
+    }
+}

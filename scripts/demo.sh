@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The main job on the bundled sample: installs the models if absent, builds the engine, indexes
+# sample/ (notes, code, memory records) and runs a few searches.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+scripts/fetch-models.sh
+cargo build --release --quiet
+engine=target/release/engine
+index="${TMPDIR:-/tmp}/engine-demo-index"
+"$engine" index sample --index "$index"
+for q in "why did we move sessions to redis?" "retry_with_backoff" "how are thumbnails cleaned up when the disk is full"; do
+  echo
+  echo "\$ engine search \"$q\""
+  "$engine" search "$q" --index "$index" -k 3
+done

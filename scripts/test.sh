@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The whole test suite: installs the models if absent, checks formatting and lints, runs every
+# test (unit, integration, model-dependent ones against the real model) and the golden-set gate.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+scripts/fetch-models.sh
+cargo fmt --check
+cargo clippy --release --all-targets -- -D warnings
+cargo test --release

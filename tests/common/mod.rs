@@ -1,0 +1,54 @@
+//! Helpers shared by the integration tests: run the real binary, copy the sample corpus.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_engine"))
+}
+
+/// Runs the engine binary; returns (exit code, stdout, stderr).
+pub fn engine(args: &[&str], cwd: Option<&Path>) -> (i32, String, String) {
+    let mut cmd = Command::new(bin());
+    cmd.args(args)
+        .env_remove("ENGINE_MODELS_DIR")
+        .env_remove("ORT_DYLIB_PATH");
+    if let Some(d) = cwd {
+        cmd.current_dir(d);
+    }
+    let out: Output = cmd.output().expect("run engine");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dst = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &dst);
+        } else {
+            std::fs::copy(e.path(), dst).unwrap();
+        }
+    }
+}
+
+/// A temp copy of sample/.
+pub fn sample_copy() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&root().join("sample"), dir.path());
+    dir
+}
+
+pub fn json(s: &str) -> serde_json::Value {
+    serde_json::from_str(s.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {s}"))
+}

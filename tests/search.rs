@@ -1,0 +1,174 @@
+//! The search command end to end on the bundled sample, with the real model.
+
+mod common;
+use common::*;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+/// One index of sample/ shared by the tests of this file.
+fn index() -> &'static PathBuf {
+    static DIR: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
+    &DIR.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let idx = dir.path().join("idx");
+        let (code, _, err) = engine(
+            &[
+                "index",
+                root().join("sample").to_str().unwrap(),
+                "--index",
+                idx.to_str().unwrap(),
+            ],
+            None,
+        );
+        assert_eq!(code, 0, "{err}");
+        (dir, idx)
+    })
+    .1
+}
+
+fn search(args: &[&str]) -> (i32, String, String) {
+    let mut all = vec!["search"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--index", index().to_str().unwrap()]);
+    engine(&all, None)
+}
+
+#[test]
+fn json_output_has_the_documented_shape() {
+    let (code, out, err) = search(&[
+        "why did we move sessions to redis?",
+        "--json",
+        "--explain",
+        "-k",
+        "3",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v = json(&out);
+    assert_eq!(v["query"], "why did we move sessions to redis?");
+    assert_eq!(v["degraded"], false);
+    assert!(v["intent"]["probabilities"].is_array());
+    let results = v["results"].as_array().unwrap();
+    assert_eq!(results.len(), 3);
+    for r in results {
+        for key in [
+            "id",
+            "path",
+            "title",
+            "start_line",
+            "end_line",
+            "score",
+            "snippet",
+            "explain",
+        ] {
+            assert!(!r[key].is_null(), "{key} missing in {r}");
+        }
+        assert!(
+            r["explain"]["legs"].is_array()
+                && r["explain"]["weights"]["vector"].is_f64()
+                && r["explain"]["consensus"].is_f64()
+        );
+    }
+    // The memory record about the decision is the best answer.
+    assert_eq!(
+        results[0]["path"], ".claude/memory/decision-session-store.json",
+        "{out}"
+    );
+}
+
+#[test]
+fn identifiers_find_their_definitions() {
+    for (q, path) in [
+        ("retry_with_backoff", "src/upload.py"),
+        ("SessionStore::invalidate_user", "src/session_store.rs"),
+        ("fitsInQuota", "src/quota.ts"),
+    ] {
+        let (code, out, err) = search(&[q, "--json"]);
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(json(&out)["results"][0]["path"], path, "{q}: {out}");
+    }
+}
+
+#[test]
+fn every_mode_answers() {
+    for mode in ["bm25", "vector", "hybrid"] {
+        let (code, out, err) = search(&["disk full on the worker", "--json", "--mode", mode]);
+        assert_eq!(code, 0, "{mode}: {err}");
+        assert_eq!(
+            json(&out)["results"][0]["path"],
+            "docs/runbook.md",
+            "{mode}: {out}"
+        );
+    }
+}
+
+#[test]
+fn bad_input_is_a_one_line_error_with_exit_code_2() {
+    for args in [
+        vec!["   "],
+        vec!["x", "-k", "many"],
+        vec!["x", "--mode", "fuzzy"],
+    ] {
+        let (code, _, err) = search(&args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(!err.trim().is_empty());
+    }
+    let (code, _, err) = search(&[""]);
+    assert_eq!(code, 2);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    let missing = tempfile::tempdir().unwrap();
+    let (code, _, err) = engine(
+        &[
+            "search",
+            "x",
+            "--index",
+            missing.path().join("nope").to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("no index at") && err.contains("engine index"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+}
+
+#[test]
+fn without_a_model_bm25_answers_and_says_so() {
+    let out = std::process::Command::new(bin())
+        .args([
+            "search",
+            "sessions redis",
+            "--json",
+            "--index",
+            index().to_str().unwrap(),
+        ])
+        .env("ENGINE_MODELS_DIR", "/nonexistent/models")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json(&String::from_utf8_lossy(&out.stdout));
+    assert_eq!(v["degraded"], true);
+    assert!(
+        v["degraded_reason"].as_str().unwrap().contains("models"),
+        "{v}"
+    );
+    assert!(!v["results"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn search_finds_the_index_above_the_current_directory() {
+    let corpus = sample_copy();
+    let (code, _, err) = engine(&["index", corpus.path().to_str().unwrap()], None);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = engine(
+        &["search", "signing key rotation", "--json"],
+        Some(&corpus.path().join("docs")),
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(json(&out)["results"][0]["path"], "docs/runbook.md", "{out}");
+}
