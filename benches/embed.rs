@@ -55,11 +55,9 @@ fn chunks(n: usize, embedder: &OnnxEmbedder, tokens: usize) -> Vec<String> {
         .map(|_| {
             let mut text = String::new();
             while embedder.count_tokens(&text) < tokens {
-                seed = seed
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
+                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
                 text.push_str(WORDS[(seed >> 33) as usize % WORDS.len()]);
-                text.push(if (seed >> 20) % 11 == 0 { '.' } else { ' ' });
+                text.push(if (seed >> 20).is_multiple_of(11) { '.' } else { ' ' });
                 text.push(' ');
             }
             text
@@ -68,41 +66,23 @@ fn chunks(n: usize, embedder: &OnnxEmbedder, tokens: usize) -> Vec<String> {
 }
 
 fn bench(c: &mut Criterion) {
-    let models =
-        Models::locate(Some(std::path::Path::new(env!("CARGO_MANIFEST_DIR")))).expect("models");
+    let models = Models::locate(Some(std::path::Path::new(env!("CARGO_MANIFEST_DIR")))).expect("models");
     let started = Instant::now();
-    let embedder = OnnxEmbedder::load(&models, &EmbedConfig::default())
-        .expect("model (run scripts/fetch-models.sh)");
-    println!(
-        "model load: {:.0} ms",
-        started.elapsed().as_secs_f64() * 1e3
-    );
+    let embedder = OnnxEmbedder::load(&models, &EmbedConfig::default()).expect("model (run scripts/fetch-models.sh)");
+    println!("model load: {:.0} ms", started.elapsed().as_secs_f64() * 1e3);
 
-    c.bench_function("embed/short_query", |b| {
-        b.iter(|| embedder.embed_query("how is the session cache invalidated"))
-    });
+    c.bench_function("embed/short_query", |b| b.iter(|| embedder.embed_query("how is the session cache invalidated")));
 
-    let n: usize = std::env::var("ENGINE_BENCH_CHUNKS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(256);
+    let n: usize = std::env::var("ENGINE_BENCH_CHUNKS").ok().and_then(|v| v.parse().ok()).unwrap_or(256);
     let texts = chunks(n, &embedder, 200);
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     let mut group = c.benchmark_group("embed/chunks_200_tokens");
-    group
-        .sample_size(10)
-        .warm_up_time(Duration::from_millis(1))
-        .measurement_time(Duration::from_secs(1));
+    group.sample_size(10).warm_up_time(Duration::from_millis(1)).measurement_time(Duration::from_secs(1));
     group.throughput(Throughput::Elements(n as u64));
     for batch in [1usize, 8, 16, 32] {
-        let config = EmbedConfig {
-            batch_size: batch,
-            ..EmbedConfig::default()
-        };
+        let config = EmbedConfig { batch_size: batch, ..EmbedConfig::default() };
         let e = OnnxEmbedder::load(&models, &config).unwrap();
-        group.bench_with_input(BenchmarkId::from_parameter(batch), &refs, |b, refs| {
-            b.iter(|| e.embed(refs).unwrap())
-        });
+        group.bench_with_input(BenchmarkId::from_parameter(batch), &refs, |b, refs| b.iter(|| e.embed(refs).unwrap()));
     }
     group.finish();
 }

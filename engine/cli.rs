@@ -13,11 +13,7 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Parser)]
-#[command(
-    name = "engine",
-    version,
-    about = "Local, offline hybrid semantic search"
-)]
+#[command(name = "engine", version, about = "Local, offline hybrid semantic search")]
 pub struct Cli {
     /// Config file (default: engine.toml in the current directory, if present).
     #[arg(long, global = true)]
@@ -52,6 +48,35 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Measure retrieval quality: a BEIR collection in several modes side by side, or a TREC run.
+    Eval {
+        /// A BEIR collection directory (corpus.jsonl, queries.jsonl, qrels/<split>.tsv).
+        #[arg(long)]
+        beir: Option<PathBuf>,
+        /// Qrels split (default: test if present, else dev).
+        #[arg(long)]
+        split: Option<String>,
+        /// Modes to run, comma separated.
+        #[arg(long, value_enum, value_delimiter = ',', default_value = "bm25,vector,hybrid")]
+        modes: Vec<Mode>,
+        /// Index directory for the collection (default: a per-collection cache directory).
+        #[arg(long)]
+        index: Option<PathBuf>,
+        /// Score this TREC run file (with --qrels) instead of running the engine.
+        #[arg(long, requires = "qrels")]
+        run: Option<PathBuf>,
+        #[arg(long)]
+        qrels: Option<PathBuf>,
+        /// List the queries that got better and worse between two modes.
+        #[arg(long, num_args = 2, value_names = ["MODE_A", "MODE_B"])]
+        compare: Option<Vec<String>>,
+        /// Print the JSON report.
+        #[arg(long)]
+        json: bool,
+        /// Also write the Markdown report here.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Search the index.
     Search {
         /// The query.
@@ -83,9 +108,7 @@ pub enum Command {
 }
 
 fn settings_from(config: &Option<PathBuf>, flags: SettingsLayer) -> Result<crate::Settings> {
-    let path = config
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("engine.toml"));
+    let path = config.clone().unwrap_or_else(|| PathBuf::from("engine.toml"));
     let (file, warnings) = SettingsLayer::from_file(&path)?;
     for w in warnings {
         eprintln!("engine: {w}");
@@ -96,28 +119,20 @@ fn settings_from(config: &Option<PathBuf>, flags: SettingsLayer) -> Result<crate
 /// The nearest `.engine/` at or above `start`.
 pub fn find_index(start: &Path) -> Option<PathBuf> {
     let start = std::path::absolute(start).unwrap_or_else(|_| start.to_path_buf());
-    start
-        .ancestors()
-        .map(|d| d.join(".engine"))
-        .find(|d| d.join(crate::index::store::CURRENT).is_file())
+    start.ancestors().map(|d| d.join(".engine")).find(|d| d.join(crate::index::store::CURRENT).is_file())
 }
 
 /// Where a BEIR collection's index goes when `--index` is not given (datasets may be read-only).
 pub fn default_beir_index(beir: &Path) -> PathBuf {
     let abs = std::path::absolute(beir).unwrap_or_else(|_| beir.to_path_buf());
-    let name = abs
-        .file_name()
-        .map(|n| n.to_string_lossy().to_string())
-        .unwrap_or_else(|| "corpus".into());
+    let name = abs.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_else(|| "corpus".into());
     let base = std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
         .unwrap_or_else(std::env::temp_dir);
     use sha2::Digest;
     let tag = hex::encode(&sha2::Sha256::digest(abs.to_string_lossy().as_bytes())[..4]);
-    base.join("engine")
-        .join("beir")
-        .join(format!("{name}-{tag}"))
+    base.join("engine").join("beir").join(format!("{name}-{tag}"))
 }
 
 fn search_index_dir(index: Option<PathBuf>) -> Result<PathBuf> {
@@ -125,12 +140,7 @@ fn search_index_dir(index: Option<PathBuf>) -> Result<PathBuf> {
         Some(dir) => Ok(dir),
         None => {
             let cwd = std::env::current_dir()?;
-            find_index(&cwd).ok_or_else(|| {
-                crate::Error::IndexMissing {
-                    path: cwd.join(".engine"),
-                }
-                .into()
-            })
+            find_index(&cwd).ok_or_else(|| crate::Error::IndexMissing { path: cwd.join(".engine") }.into())
         }
     }
 }
@@ -153,10 +163,8 @@ pub fn run_index(
     let bar = terminal.then(|| {
         let b = indicatif::ProgressBar::new(0);
         b.set_style(
-            indicatif::ProgressStyle::with_template(
-                "embedding {bar:40} {pos}/{len} chunks ({per_sec}, eta {eta})",
-            )
-            .expect("valid template"),
+            indicatif::ProgressStyle::with_template("embedding {bar:40} {pos}/{len} chunks ({per_sec}, eta {eta})")
+                .expect("valid template"),
         );
         b
     });
@@ -172,10 +180,7 @@ pub fn run_index(
             }
         }
     };
-    let options = BuildOptions {
-        rebuild,
-        progress: Some(&progress),
-    };
+    let options = BuildOptions { rebuild, progress: Some(&progress) };
     let report = index::build(index_dir, source, settings, &embedder, &options)?;
     if let Some(b) = bar {
         b.finish_and_clear();
@@ -187,11 +192,8 @@ fn highlight(text: &str, query: &str, color: bool) -> String {
     if !color {
         return text.to_string();
     }
-    let terms: Vec<String> = query
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|t| t.len() > 2)
-        .map(str::to_lowercase)
-        .collect();
+    let terms: Vec<String> =
+        query.split(|c: char| !c.is_alphanumeric()).filter(|t| t.len() > 2).map(str::to_lowercase).collect();
     text.split(' ')
         .map(|w| {
             let lw = w.to_lowercase();
@@ -211,24 +213,14 @@ pub fn print_human(resp: &SearchResponse) {
     if resp.degraded {
         eprintln!(
             "engine: answering from BM25 only: {}",
-            resp.degraded_reason
-                .as_deref()
-                .unwrap_or("no embedding model")
+            resp.degraded_reason.as_deref().unwrap_or("no embedding model")
         );
     }
     if resp.results.is_empty() {
         println!("no results for {:?}", resp.query);
     }
     for (i, h) in resp.results.iter().enumerate() {
-        println!(
-            "{:>2}. {:.4}  {}:{}-{}  {}",
-            i + 1,
-            h.score,
-            h.path,
-            h.start_line,
-            h.end_line,
-            h.title
-        );
+        println!("{:>2}. {:.4}  {}:{}-{}  {}", i + 1, h.score, h.path, h.start_line, h.end_line, h.title);
         println!("      {}", highlight(&h.snippet, &resp.query, color));
     }
 }
@@ -236,13 +228,7 @@ pub fn print_human(resp: &SearchResponse) {
 /// Runs one command; returns the process exit code.
 pub fn run(cli: Cli) -> Result<i32> {
     match cli.command {
-        Command::Index {
-            path,
-            index,
-            beir,
-            rebuild,
-            json,
-        } => {
+        Command::Index { path, index, beir, rebuild, json } => {
             let settings = settings_from(&cli.config, SettingsLayer::default())?;
             let (source, index_dir) = match beir {
                 Some(b) => {
@@ -287,61 +273,120 @@ pub fn run(cli: Cli) -> Result<i32> {
                 println!("index      {}", st.index);
                 println!("model      {} ({} dims)", st.model, st.dimensions);
                 println!("documents  {}", st.documents);
-                println!(
-                    "chunks     {} ({})",
-                    st.chunks,
-                    if st.graph {
-                        "HNSW graph"
-                    } else {
-                        "exact vector search"
-                    }
-                );
+                println!("chunks     {} ({})", st.chunks, if st.graph { "HNSW graph" } else { "exact vector search" });
                 println!("on disk    {:.1} MiB", st.bytes_on_disk as f64 / 1048576.0);
-                println!(
-                    "updated    {} (unix seconds), generation {}",
-                    st.updated_unix, st.generation
-                );
+                println!("updated    {} (unix seconds), generation {}", st.updated_unix, st.generation);
                 for (k, c) in &st.by_kind {
-                    println!(
-                        "  kind {k:<10} {:>6} documents {:>7} chunks",
-                        c.documents, c.chunks
-                    );
+                    println!("  kind {k:<10} {:>6} documents {:>7} chunks", c.documents, c.chunks);
                 }
                 for (k, c) in &st.by_lang {
-                    println!(
-                        "  lang {k:<10} {:>6} documents {:>7} chunks",
-                        c.documents, c.chunks
-                    );
+                    println!("  lang {k:<10} {:>6} documents {:>7} chunks", c.documents, c.chunks);
                 }
             }
             Ok(0)
         }
-        Command::Search {
-            query,
-            index,
-            k,
-            mode,
-            json,
-            explain,
-        } => {
-            if query.trim().is_empty() {
+        Command::Eval { beir, split, modes, index, run, qrels, compare, json, out } => {
+            use crate::eval;
+            let report = if let Some(run) = run {
+                let qrels_path = qrels.expect("clap requires --qrels with --run");
+                let qrels = eval::read_qrels(&qrels_path)?;
+                let ranked = eval::read_run(&run)?;
+                let mut per_query = std::collections::BTreeMap::new();
+                for (q, judged) in &qrels {
+                    let list = ranked.get(q).cloned().unwrap_or_default();
+                    if let Some(m) = eval::score(&list, judged) {
+                        per_query.insert(q.clone(), m);
+                    }
+                }
+                for q in ranked.keys() {
+                    if !qrels.contains_key(q) {
+                        eprintln!(
+                            "engine: {}: query {q} has no judgments in {}; ignored",
+                            run.display(),
+                            qrels_path.display()
+                        );
+                    }
+                }
+                let name = run.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_else(|| "run".into());
+                let runs = vec![eval::run_report(&name, per_query, &[], &Default::default())];
+                let queries = runs[0].per_query.len();
+                eval::Report {
+                    dataset: run.display().to_string(),
+                    split: qrels_path.display().to_string(),
+                    queries,
+                    runs,
+                }
+            } else if let Some(beir) = beir {
+                let settings = settings_from(&cli.config, SettingsLayer::default())?;
+                let split = match split {
+                    Some(s) => s,
+                    None if beir.join("qrels/test.tsv").is_file() => "test".into(),
+                    None => "dev".into(),
+                };
+                let qrels = eval::read_qrels(&beir.join("qrels").join(format!("{split}.tsv")))?;
+                let queries = eval::read_queries(&beir.join("queries.jsonl"))?;
+                let dir = index.unwrap_or_else(|| default_beir_index(&beir));
+                let indexed = run_index(&dir, &Source::Beir(std::path::absolute(&beir)?), &settings, false, json)?;
+                if indexed.files_changed + indexed.files_removed > 0 {
+                    eprintln!("engine: indexed {} documents into {}", indexed.files_changed, dir.display());
+                }
+                let engine = Engine::open(&dir, settings)?;
+                let mut modes = modes;
+                for m in compare.iter().flatten() {
+                    if let Ok(mode) = <Mode as clap::ValueEnum>::from_str(m, true) {
+                        if !modes.contains(&mode) {
+                            modes.push(mode);
+                        }
+                    }
+                }
+                let runs = eval::run_modes(&engine, &queries, &qrels, &modes)?;
+                let name = std::path::absolute(&beir)?
+                    .file_name()
+                    .map(|s| s.to_string_lossy().to_string())
+                    .unwrap_or_default();
+                eval::Report { dataset: name, split, queries: runs.first().map_or(0, |r| r.per_query.len()), runs }
+            } else {
                 return Err(crate::Error::InvalidInput(
-                    "empty query: give some words to search for".into(),
+                    "engine eval needs --beir DIR or --run FILE --qrels FILE".into(),
                 )
                 .into());
-            }
-            let flags = SettingsLayer {
-                search: SearchLayer {
-                    k,
-                    mode,
-                    ..Default::default()
-                },
-                ..Default::default()
             };
+            let md = report.markdown();
+            if let Some(path) = &out {
+                std::fs::write(path, &md).with_context(|| format!("writing {}", path.display()))?;
+            }
+            if json {
+                println!("{}", serde_json::to_string(&report)?);
+            } else {
+                print!("{md}");
+            }
+            if let Some(pair) = compare {
+                let (better, worse) = report.compare(&pair[0], &pair[1])?;
+                println!(
+                    "\n{} queries better in {} than {}, {} worse (nDCG@10):",
+                    better.len(),
+                    pair[0],
+                    pair[1],
+                    worse.len()
+                );
+                for (q, a, b) in better.iter().take(20) {
+                    println!("  + {q}: {a:.3} vs {b:.3}");
+                }
+                for (q, a, b) in worse.iter().take(20) {
+                    println!("  - {q}: {a:.3} vs {b:.3}");
+                }
+            }
+            Ok(0)
+        }
+        Command::Search { query, index, k, mode, json, explain } => {
+            if query.trim().is_empty() {
+                return Err(crate::Error::InvalidInput("empty query: give some words to search for".into()).into());
+            }
+            let flags = SettingsLayer { search: SearchLayer { k, mode, ..Default::default() }, ..Default::default() };
             let settings = settings_from(&cli.config, flags)?;
             let dir = search_index_dir(index)?;
-            let engine = Engine::open(&dir, settings.clone())
-                .with_context(|| format!("opening index {}", dir.display()))?;
+            let engine =
+                Engine::open(&dir, settings.clone()).with_context(|| format!("opening index {}", dir.display()))?;
             let mut req = SearchRequest::new(query, settings.search.k, settings.search.mode);
             req.explain = explain;
             let resp = engine.search(&req)?;
@@ -353,13 +398,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             Ok(0)
         }
         Command::Embed { texts, batch_size } => {
-            let flags = SettingsLayer {
-                embed: EmbedLayer {
-                    batch_size,
-                    ..Default::default()
-                },
-                ..Default::default()
-            };
+            let flags = SettingsLayer { embed: EmbedLayer { batch_size, ..Default::default() }, ..Default::default() };
             let settings = settings_from(&cli.config, flags)?;
             let models = Models::locate(None)?;
             let started = std::time::Instant::now();

@@ -132,11 +132,7 @@ pub struct Weights {
 }
 
 const fn w(vector: f32, lexical: f32, symbol: f32) -> Weights {
-    Weights {
-        vector,
-        lexical,
-        symbol,
-    }
+    Weights { vector, lexical, symbol }
 }
 
 /// Search modes.
@@ -171,7 +167,7 @@ section! {
         symbol: Weights = w(0.2, 0.2, 0.5),
         flow: Weights = w(0.3, 0.3, 0.4),
         concept: Weights = w(0.7, 0.2, 0.1),
-        code: Weights = w(0.5, 0.35, 0.15),
+        code: Weights = w(0.5, 0.35, 0.15),  // TUNE
         balanced: Weights = w(0.4, 0.4, 0.2),
         consensus_beta: f32 = 0.3,
         consensus_max: f32 = 1.5,
@@ -208,16 +204,13 @@ pub struct SettingsLayer {
 impl SettingsLayer {
     /// Parses a config file's text; returns the layer and the warnings about keys it ignored.
     pub fn from_toml(text: &str, origin: &str) -> Result<(SettingsLayer, Vec<String>)> {
-        let mut root: toml::Table = toml::from_str(text)
-            .map_err(|e| Error::Config(format!("{origin}: {}", e.message())))?;
+        let mut root: toml::Table =
+            toml::from_str(text).map_err(|e| Error::Config(format!("{origin}: {}", e.message())))?;
         let mut warnings = Vec::new();
         let mut take = |name: &str, warnings: &mut Vec<String>| match root.remove(name) {
             Some(toml::Value::Table(t)) => t,
             Some(other) => {
-                warnings.push(format!(
-                    "config: [{name}] should be a table, found {}; ignored",
-                    other.type_str()
-                ));
+                warnings.push(format!("config: [{name}] should be a table, found {}; ignored", other.type_str()));
                 toml::Table::new()
             }
             None => toml::Table::new(),
@@ -241,9 +234,7 @@ impl SettingsLayer {
     pub fn from_file(path: &Path) -> Result<(SettingsLayer, Vec<String>)> {
         match std::fs::read_to_string(path) {
             Ok(text) => SettingsLayer::from_toml(&text, &path.display().to_string()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                Ok((SettingsLayer::default(), Vec::new()))
-            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok((SettingsLayer::default(), Vec::new())),
             Err(e) => Err(Error::io(format!("reading config {}", path.display()), e)),
         }
     }
@@ -282,36 +273,22 @@ impl Settings {
     pub fn validate(&self) -> Result<()> {
         let e = &self.embed;
         if e.batch_size == 0 || e.batch_size > 1024 {
-            return Err(Error::Config(format!(
-                "[embed] batch_size = {} must be 1..=1024",
-                e.batch_size
-            )));
+            return Err(Error::Config(format!("[embed] batch_size = {} must be 1..=1024", e.batch_size)));
         }
         if !(8..=512).contains(&e.max_length) {
-            return Err(Error::Config(format!(
-                "[embed] max_length = {} must be 8..=512",
-                e.max_length
-            )));
+            return Err(Error::Config(format!("[embed] max_length = {} must be 8..=512", e.max_length)));
         }
         if e.threads == Some(0) {
             return Err(Error::Config("[embed] threads must be at least 1".into()));
         }
         if !(16..=4096).contains(&self.chunk.max_tokens) {
-            return Err(Error::Config(format!(
-                "[chunk] max_tokens = {} must be 16..=4096",
-                self.chunk.max_tokens
-            )));
+            return Err(Error::Config(format!("[chunk] max_tokens = {} must be 16..=4096", self.chunk.max_tokens)));
         }
         if !(0.0..0.9).contains(&self.chunk.overlap) {
-            return Err(Error::Config(format!(
-                "[chunk] overlap = {} must be in 0..0.9",
-                self.chunk.overlap
-            )));
+            return Err(Error::Config(format!("[chunk] overlap = {} must be in 0..0.9", self.chunk.overlap)));
         }
         if self.search.k == 0 || self.search.top_n == 0 {
-            return Err(Error::Config(
-                "[search] k and top_n must be at least 1".into(),
-            ));
+            return Err(Error::Config("[search] k and top_n must be at least 1".into()));
         }
         let f = &self.fuse;
         if f.k_vector <= 0.0
@@ -321,8 +298,7 @@ impl Settings {
             || f.consensus_max < 1.0
         {
             return Err(Error::Config(
-                "[fuse] RRF k values and consensus_q0 must be positive, consensus_max at least 1"
-                    .into(),
+                "[fuse] RRF k values and consensus_q0 must be positive, consensus_max at least 1".into(),
             ));
         }
         let v = &self.vector;
@@ -342,16 +318,10 @@ mod tests {
 
     #[test]
     fn later_layers_win_and_defaults_fill_the_rest() {
-        let (file, warnings) =
-            SettingsLayer::from_toml("[embed]\nbatch_size = 8\nmax_length = 128\n", "t").unwrap();
+        let (file, warnings) = SettingsLayer::from_toml("[embed]\nbatch_size = 8\nmax_length = 128\n", "t").unwrap();
         assert!(warnings.is_empty());
-        let flags = SettingsLayer {
-            embed: EmbedLayer {
-                batch_size: Some(4),
-                ..Default::default()
-            },
-            ..Default::default()
-        };
+        let flags =
+            SettingsLayer { embed: EmbedLayer { batch_size: Some(4), ..Default::default() }, ..Default::default() };
         let s = file.overwrite(flags).resolve().unwrap();
         assert_eq!(s.embed.batch_size, 4);
         assert_eq!(s.embed.max_length, 128);
@@ -360,33 +330,21 @@ mod tests {
 
     #[test]
     fn bad_values_and_unknown_keys_warn_with_the_fallback() {
-        let (layer, warnings) = SettingsLayer::from_toml(
-            "[embed]\nbatch_size = \"big\"\nbatchsize = 3\n[nope]\nx=1\n",
-            "t",
-        )
-        .unwrap();
+        let (layer, warnings) =
+            SettingsLayer::from_toml("[embed]\nbatch_size = \"big\"\nbatchsize = 3\n[nope]\nx=1\n", "t").unwrap();
         assert_eq!(layer.resolve().unwrap().embed.batch_size, 16);
         assert!(
-            warnings
-                .iter()
-                .any(|w| w.contains("batch_size") && w.contains("using the default 16")),
+            warnings.iter().any(|w| w.contains("batch_size") && w.contains("using the default 16")),
             "{warnings:?}"
         );
-        assert!(warnings
-            .iter()
-            .any(|w| w.contains("unknown key [embed] batchsize")));
-        assert!(warnings
-            .iter()
-            .any(|w| w.contains("unknown section [nope]")));
+        assert!(warnings.iter().any(|w| w.contains("unknown key [embed] batchsize")));
+        assert!(warnings.iter().any(|w| w.contains("unknown section [nope]")));
     }
 
     #[test]
     fn invalid_settings_are_rejected() {
         let (layer, _) = SettingsLayer::from_toml("[embed]\nbatch_size = 0\n", "t").unwrap();
         assert!(matches!(layer.resolve(), Err(Error::Config(_))));
-        assert!(SettingsLayer::from_toml("[embed", "cfg.toml")
-            .unwrap_err()
-            .to_string()
-            .contains("cfg.toml"));
+        assert!(SettingsLayer::from_toml("[embed", "cfg.toml").unwrap_err().to_string().contains("cfg.toml"));
     }
 }

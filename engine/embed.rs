@@ -11,8 +11,7 @@ use crate::config::EmbedConfig;
 use crate::error::{Error, Result};
 use crate::models::{ort_environment, Models};
 use fastembed::{
-    InitOptionsUserDefined, Pooling, QuantizationMode, TextEmbedding, TokenizerFiles,
-    UserDefinedEmbeddingModel,
+    InitOptionsUserDefined, Pooling, QuantizationMode, TextEmbedding, TokenizerFiles, UserDefinedEmbeddingModel,
 };
 use std::sync::Mutex;
 
@@ -26,9 +25,7 @@ pub trait Embedder: Send + Sync {
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>>;
     /// Embeds one query.
     fn embed_query(&self, query: &str) -> Result<Vec<f32>> {
-        self.embed(&[query])?
-            .pop()
-            .ok_or_else(|| Error::Inference("the embedder returned no vector".into()))
+        self.embed(&[query])?.pop().ok_or_else(|| Error::Inference("the embedder returned no vector".into()))
     }
     /// Number of model tokens in `text` (no truncation); used for chunk and context budgets.
     fn count_tokens(&self, text: &str) -> usize {
@@ -69,11 +66,7 @@ impl OnnxEmbedder {
     /// Loads the embedding model named by the manifest of `models`.
     pub fn load(models: &Models, config: &EmbedConfig) -> Result<OnnxEmbedder> {
         let entry = &models.manifest.embedder;
-        let names: Vec<&str> = entry
-            .packages
-            .iter()
-            .flat_map(|p| p.files.iter().map(|f| f.file.as_str()))
-            .collect();
+        let names: Vec<&str> = entry.packages.iter().flat_map(|p| p.files.iter().map(|f| f.file.as_str())).collect();
         let find = |suffix: &str| -> Result<std::path::PathBuf> {
             let name = names.iter().find(|n| n.ends_with(suffix)).ok_or_else(|| {
                 Error::Config(format!(
@@ -84,10 +77,7 @@ impl OnnxEmbedder {
             models.file(name)
         };
         let read = |path: &std::path::Path| {
-            std::fs::read(path).map_err(|e| Error::ModelMissing {
-                path: path.to_path_buf(),
-                reason: e.to_string(),
-            })
+            std::fs::read(path).map_err(|e| Error::ModelMissing { path: path.to_path_buf(), reason: e.to_string() })
         };
         let onnx_path = find(".onnx")?;
         let tok_path = find("tokenizer.json")?;
@@ -107,43 +97,33 @@ impl OnnxEmbedder {
             // Weight-only int8: the graph dequantises at load, so batches are consistent.
             .with_quantization(QuantizationMode::None);
         let max_length = config.max_length.max(8);
-        let mut options = InitOptionsUserDefined::new()
-            .with_environment(env)
-            .with_max_length(max_length);
+        let mut options = InitOptionsUserDefined::new().with_environment(env).with_max_length(max_length);
         if let Some(threads) = config.threads {
             options = options.with_intra_threads(threads);
         }
-        let text_embedding =
-            TextEmbedding::try_new_from_user_defined(model, options).map_err(|e| {
-                let reason = e.to_string();
-                // fastembed names the JSON file it could not parse; otherwise the graph is at fault.
-                let path = [&tok_path, &cfg_path, &stm_path, &tcfg_path]
-                    .into_iter()
-                    .find(|p| {
-                        p.file_name()
-                            .is_some_and(|n| reason.contains(&*n.to_string_lossy()))
-                    })
-                    .unwrap_or(&onnx_path);
-                Error::ModelLoad {
-                    path: path.clone(),
-                    reason,
-                }
-            })?;
+        let text_embedding = TextEmbedding::try_new_from_user_defined(model, options).map_err(|e| {
+            let reason = e.to_string();
+            // fastembed names the JSON file it could not parse; otherwise the graph is at fault.
+            let path = [&tok_path, &cfg_path, &stm_path, &tcfg_path]
+                .into_iter()
+                .find(|p| p.file_name().is_some_and(|n| reason.contains(&*n.to_string_lossy())))
+                .unwrap_or(&onnx_path);
+            Error::ModelLoad { path: path.clone(), reason }
+        })?;
         let mut counter = text_embedding.tokenizer.clone();
         counter.with_padding(None);
         counter
             .with_truncation(None)
-            .map_err(|e| Error::ModelLoad {
-                path: tok_path.clone(),
-                reason: e.to_string(),
-            })?;
+            .map_err(|e| Error::ModelLoad { path: tok_path.clone(), reason: e.to_string() })?;
         Ok(OnnxEmbedder {
-            id: entry.id.clone(),
+            // The vectors depend on the truncation length too: it is part of the identity that
+            // index metadata and the embedding cache are checked against.
+            id: format!("{}@{max_length}", entry.id),
             dimensions: entry.dimensions,
             batch_size: config.batch_size.max(1),
-            // ~10 characters per token is beyond what WordPiece produces on real text, so the cut
-            // never removes anything the model would have seen.
-            max_chars: max_length * 10,
+            // Indented code can average well over 10 characters per token (whitespace makes no
+            // tokens), so the cut leaves 40 per token: never less than the model would see.
+            max_chars: max_length * 40,
             model: Mutex::new(text_embedding),
             counter,
         })
@@ -179,15 +159,9 @@ impl Embedder for OnnxEmbedder {
         let mut model = self.model.lock().unwrap_or_else(|p| p.into_inner());
         for batch in order.chunks(self.batch_size) {
             let batch_texts: Vec<&str> = batch.iter().map(|&i| clipped[i]).collect();
-            let vectors = model
-                .embed(&batch_texts, Some(batch.len()))
-                .map_err(|e| Error::Inference(e.to_string()))?;
+            let vectors = model.embed(&batch_texts, Some(batch.len())).map_err(|e| Error::Inference(e.to_string()))?;
             if vectors.len() != batch.len() {
-                return Err(Error::Inference(format!(
-                    "expected {} vectors, got {}",
-                    batch.len(),
-                    vectors.len()
-                )));
+                return Err(Error::Inference(format!("expected {} vectors, got {}", batch.len(), vectors.len())));
             }
             for (&i, v) in batch.iter().zip(vectors) {
                 if v.len() != self.dimensions {
@@ -204,10 +178,7 @@ impl Embedder for OnnxEmbedder {
     }
 
     fn count_tokens(&self, text: &str) -> usize {
-        self.counter
-            .encode_fast(text, false)
-            .map(|e| e.len())
-            .unwrap_or_else(|_| approx_tokens(text))
+        self.counter.encode_fast(text, false).map(|e| e.len()).unwrap_or_else(|_| approx_tokens(text))
     }
 }
 
@@ -246,19 +217,14 @@ impl Embedder for HashEmbedder {
             .iter()
             .map(|t| {
                 let mut v = vec![0f32; self.dimensions];
-                for word in t
-                    .split(|c: char| !c.is_alphanumeric())
-                    .filter(|w| !w.is_empty())
-                {
+                for word in t.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
                     let w = word.to_lowercase();
                     let h = fnv1a(w.as_bytes());
-                    v[(h % self.dimensions as u64) as usize] +=
-                        if h >> 63 == 0 { 1.0 } else { -1.0 };
+                    v[(h % self.dimensions as u64) as usize] += if h >> 63 == 0 { 1.0 } else { -1.0 };
                     let chars: Vec<char> = w.chars().collect();
                     for g in chars.windows(3) {
                         let h = fnv1a(g.iter().collect::<String>().as_bytes());
-                        v[(h % self.dimensions as u64) as usize] +=
-                            if h >> 63 == 0 { 0.3 } else { -0.3 };
+                        v[(h % self.dimensions as u64) as usize] += if h >> 63 == 0 { 0.3 } else { -0.3 };
                     }
                 }
                 normalize(&mut v);

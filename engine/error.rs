@@ -30,14 +30,12 @@ pub enum Error {
 
     /// The index was written by a different schema, chunker or model.
     #[error("index at {path} was built with {found}, but this engine uses {expected}; rebuild it with `engine index --rebuild`")]
-    IndexIncompatible {
-        path: PathBuf,
-        found: String,
-        expected: String,
-    },
+    IndexIncompatible { path: PathBuf, found: String, expected: String },
 
     /// Another process holds the index writer lock.
-    #[error("index at {path} is being written by another `engine index` (lock held: {holder}); wait for it or try again")]
+    #[error(
+        "index at {path} is being written by another `engine index` (lock held: {holder}); wait for it or try again"
+    )]
     Locked { path: PathBuf, holder: String },
 
     /// The index files are damaged beyond what the engine repairs by itself.
@@ -71,10 +69,7 @@ pub type Result<T> = std::result::Result<T, Error>;
 impl Error {
     /// Wraps an I/O error with what was being done, e.g. `Error::io("reading /x/y", e)`.
     pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
-        Error::Io {
-            context: context.into(),
-            source,
-        }
+        Error::Io { context: context.into(), source }
     }
 
     /// The process exit code for this error's class: 2 for bad input or usage (the caller can fix
@@ -84,12 +79,8 @@ impl Error {
         match self {
             Error::InvalidInput(_) | Error::Config(_) => 2,
             Error::IndexMissing { .. } => 2,
-            Error::ModelMissing { .. }
-            | Error::ModelLoad { .. }
-            | Error::ModelsDirNotFound { .. } => 3,
-            Error::IndexIncompatible { .. } | Error::Locked { .. } | Error::IndexCorrupt { .. } => {
-                4
-            }
+            Error::ModelMissing { .. } | Error::ModelLoad { .. } | Error::ModelsDirNotFound { .. } => 3,
+            Error::IndexIncompatible { .. } | Error::Locked { .. } | Error::IndexCorrupt { .. } => 4,
             Error::Inference(_) | Error::Io { .. } | Error::Tantivy(_) => 1,
         }
     }

@@ -46,11 +46,7 @@ pub struct Fused {
 
 /// Leg weights for this query: the intent profiles mixed by the intent probabilities.
 pub fn mix(intent: &IntentResult, config: &FuseConfig) -> Weights {
-    let mut w = Weights {
-        vector: 0.0,
-        lexical: 0.0,
-        symbol: 0.0,
-    };
+    let mut w = Weights { vector: 0.0, lexical: 0.0, symbol: 0.0 };
     for &(i, p) in &intent.probabilities {
         let profile = match i {
             Intent::Symbol => &config.symbol,
@@ -88,8 +84,7 @@ pub fn consensus(n_legs: usize, avg_rank: f32, config: &FuseConfig) -> f32 {
         return 1.0;
     }
     let quality = 1.0 / (1.0 + avg_rank / config.consensus_q0);
-    (1.0 + config.consensus_beta * ((n_legs as f32).sqrt() - 1.0)).min(config.consensus_max)
-        * (0.5 + 0.5 * quality)
+    (1.0 + config.consensus_beta * ((n_legs as f32).sqrt() - 1.0)).min(config.consensus_max) * (0.5 + 0.5 * quality)
 }
 
 /// Fuses ranked lists into one, best first; ties broken by key for determinism.
@@ -108,12 +103,7 @@ pub fn fuse(legs: &[(Leg, Vec<LegHit>)], weights: &Weights, config: &FuseConfig)
                 legs: Vec::new(),
             });
             f.rrf += rrf;
-            f.legs.push(LegContribution {
-                leg: *leg,
-                rank: h.rank,
-                raw_score: h.score,
-                rrf,
-            });
+            f.legs.push(LegContribution { leg: *leg, rank: h.rank, raw_score: h.score, rrf });
         }
     }
     let mut out: Vec<Fused> = by_key
@@ -140,33 +130,14 @@ mod tests {
     use super::*;
 
     fn hits(keys: &[u64]) -> Vec<LegHit> {
-        keys.iter()
-            .enumerate()
-            .map(|(i, k)| LegHit {
-                key: *k,
-                rank: i + 1,
-                score: 1.0 / (i + 1) as f32,
-            })
-            .collect()
+        keys.iter().enumerate().map(|(i, k)| LegHit { key: *k, rank: i + 1, score: 1.0 / (i + 1) as f32 }).collect()
     }
 
     #[test]
     fn rrf_with_equal_weights_matches_hand_computation() {
-        let config = FuseConfig {
-            consensus_beta: 0.0,
-            consensus_max: 1.0,
-            ..FuseConfig::default()
-        };
-        let w = Weights {
-            vector: 1.0,
-            lexical: 1.0,
-            symbol: 0.0,
-        };
-        let out = fuse(
-            &[(Leg::Vector, hits(&[1, 2])), (Leg::Lexical, hits(&[2, 3]))],
-            &w,
-            &config,
-        );
+        let config = FuseConfig { consensus_beta: 0.0, consensus_max: 1.0, ..FuseConfig::default() };
+        let w = Weights { vector: 1.0, lexical: 1.0, symbol: 0.0 };
+        let out = fuse(&[(Leg::Vector, hits(&[1, 2])), (Leg::Lexical, hits(&[2, 3]))], &w, &config);
         assert_eq!(out[0].key, 2);
         let expected = 1.0 / 72.0 + 1.0 / 71.0;
         // Two legs, beta 0: factor = 1 * (0.5 + 0.5 * q), q = 1 / (1 + 1.5 / 10).
@@ -181,10 +152,7 @@ mod tests {
         assert_eq!(consensus(1, 1.0, &c), 1.0);
         let two = consensus(2, 0.0, &c);
         assert!((two - (1.0 + 0.3 * (2f32.sqrt() - 1.0))).abs() < 1e-6);
-        let capped = FuseConfig {
-            consensus_beta: 10.0,
-            ..FuseConfig::default()
-        };
+        let capped = FuseConfig { consensus_beta: 10.0, ..FuseConfig::default() };
         assert!((consensus(3, 0.0, &capped) - 1.5).abs() < 1e-6);
     }
 
@@ -211,36 +179,14 @@ mod tests {
 
     #[test]
     fn ties_break_by_key() {
-        let w = Weights {
-            vector: 1.0,
-            lexical: 1.0,
-            symbol: 1.0,
-        };
+        let w = Weights { vector: 1.0, lexical: 1.0, symbol: 1.0 };
         let out = fuse(
             &[
-                (
-                    Leg::Vector,
-                    vec![LegHit {
-                        key: 9,
-                        rank: 1,
-                        score: 0.0,
-                    }],
-                ),
-                (
-                    Leg::Lexical,
-                    vec![LegHit {
-                        key: 3,
-                        rank: 1,
-                        score: 0.0,
-                    }],
-                ),
+                (Leg::Vector, vec![LegHit { key: 9, rank: 1, score: 0.0 }]),
+                (Leg::Lexical, vec![LegHit { key: 3, rank: 1, score: 0.0 }]),
             ],
             &w,
-            &FuseConfig {
-                k_lexical: 70.0,
-                k_vector: 70.0,
-                ..FuseConfig::default()
-            },
+            &FuseConfig { k_lexical: 70.0, k_vector: 70.0, ..FuseConfig::default() },
         );
         assert_eq!(out.iter().map(|f| f.key).collect::<Vec<_>>(), [3, 9]);
     }

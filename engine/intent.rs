@@ -22,13 +22,7 @@ pub enum Intent {
     Balanced,
 }
 
-pub const INTENTS: [Intent; 5] = [
-    Intent::Symbol,
-    Intent::Flow,
-    Intent::Concept,
-    Intent::Code,
-    Intent::Balanced,
-];
+pub const INTENTS: [Intent; 5] = [Intent::Symbol, Intent::Flow, Intent::Concept, Intent::Code, Intent::Balanced];
 
 impl Intent {
     pub fn as_str(self) -> &'static str {
@@ -59,10 +53,7 @@ pub struct IntentResult {
 
 impl IntentResult {
     pub fn probability(&self, intent: Intent) -> f32 {
-        self.probabilities
-            .iter()
-            .find(|(i, _)| *i == intent)
-            .map_or(0.0, |(_, p)| *p)
+        self.probabilities.iter().find(|(i, _)| *i == intent).map_or(0.0, |(_, p)| *p)
     }
 }
 
@@ -78,11 +69,7 @@ const RULES: &[(Intent, &str, f32)] = &[
         r"\bused by\b|\busages? of\b|\bdepends? on\b|\bdependenc(y|ies)\b|\bfrom \S+ to \S+|\bwhere is \S+ (called|used)\b|\bdata ?flow\b",
         3.0,
     ),
-    (
-        Intent::Concept,
-        r"^(how|why|what|explain|describe)\b|\bhow (does|do|is|are)\b|\bwhy (does|do|is|are|did)\b",
-        2.0,
-    ),
+    (Intent::Concept, r"^(how|why|what|explain|describe)\b|\bhow (does|do|is|are)\b|\bwhy (does|do|is|are|did)\b", 2.0),
     (
         Intent::Concept,
         r"\barchitecture\b|\bdesign\b|\boverview\b|\bpurpose of\b|\bdifference between\b|\btrade-?offs?\b|\bexplain\b",
@@ -93,24 +80,18 @@ const RULES: &[(Intent, &str, f32)] = &[
         r"\berror handling\b|\bexample (of|for)\b|\bsnippet\b|\bsample code\b|\bimplementation of\b|\bcode (for|that|to)\b|\bhow to (write|implement|use)\b",
         2.5,
     ),
+    (Intent::Code, r"\b(function|method|class|loop|regex|query) (that|to|for)\b", 1.5),
+    // Naming a programming language asks for code in it ("python check if a variable is iterable").
     (
         Intent::Code,
-        r"\b(function|method|class|loop|regex|query) (that|to|for)\b",
-        1.5,
+        r"\b(python|java|javascript|typescript|golang|rust|ruby|php|kotlin|swift|scala|bash|powershell|c\+\+|c#|sql)\b",
+        2.0,
     ),
-    (
-        Intent::Symbol,
-        r"\b(fn|def|func|class|struct|impl|trait|interface|enum|type)\s+[A-Za-z_]\w*",
-        3.0,
-    ),
+    (Intent::Symbol, r"\b(fn|def|func|class|struct|impl|trait|interface|enum|type)\s+[A-Za-z_]\w*", 3.0),
 ];
 
-static COMPILED: LazyLock<Vec<(Intent, Regex, f32)>> = LazyLock::new(|| {
-    RULES
-        .iter()
-        .map(|(i, re, w)| (*i, Regex::new(re).expect("valid rule"), *w))
-        .collect()
-});
+static COMPILED: LazyLock<Vec<(Intent, Regex, f32)>> =
+    LazyLock::new(|| RULES.iter().map(|(i, re, w)| (*i, Regex::new(re).expect("valid rule"), *w)).collect());
 
 static IDENT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?:[A-Za-z_][A-Za-z0-9_]*(?:::|\.))*[A-Za-z_][A-Za-z0-9_]*(?:\(\))?")
@@ -124,20 +105,15 @@ static PATH: LazyLock<Regex> = LazyLock::new(|| {
 fn identifier_score(word: &str) -> f32 {
     let w = word.trim_end_matches("()");
     let has_lower = w.chars().any(|c| c.is_lowercase());
-    let humps = w
-        .chars()
-        .zip(w.chars().skip(1))
-        .filter(|(a, b)| a.is_lowercase() && b.is_uppercase())
-        .count();
-    let inner_upper = w.chars().skip(1).any(|c| c.is_uppercase());
-    if w.contains("::") || (w.contains('.') && !w.ends_with('.')) {
-        2.5
-    } else if w.contains('_') && w.len() > 2 && !w.starts_with('_') || humps > 0 && has_lower {
+    // A camelCase hump is lower→Upper→lower ("getUser"); "mRNA" or "pH" are not identifiers.
+    let chars: Vec<char> = w.chars().collect();
+    let humps = chars.windows(3).filter(|c| c[0].is_lowercase() && c[1].is_uppercase() && c[2].is_lowercase()).count();
+    let path_like = w.contains("::") || (w.contains('.') && !w.ends_with('.'));
+    let snake = w.contains('_') && w.len() > 2 && !w.starts_with('_');
+    if path_like || snake || (humps > 0 && has_lower) {
         2.5
     } else if word.ends_with("()") {
         2.0
-    } else if inner_upper && has_lower {
-        1.5
     } else {
         0.0
     }
@@ -153,11 +129,8 @@ pub fn classify(query: &str) -> IntentResult {
             raw[INTENTS.iter().position(|i| i == intent).expect("listed")] += w;
         }
     }
-    let paths: Vec<String> = PATH
-        .find_iter(query)
-        .map(|m| m.as_str().to_string())
-        .filter(|p| p.contains('/') || p.contains('.'))
-        .collect();
+    let paths: Vec<String> =
+        PATH.find_iter(query).map(|m| m.as_str().to_string()).filter(|p| p.contains('/') || p.contains('.')).collect();
     let mut symbols = Vec::new();
     let mut modules = Vec::new();
     for m in IDENT.find_iter(query) {
@@ -180,8 +153,7 @@ pub fn classify(query: &str) -> IntentResult {
     }
     // `fn foo`, `class Bar`: the name after the keyword is a symbol even if it is one plain word.
     static DECL: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"\b(?:fn|def|func|class|struct|impl|trait|interface|enum)\s+([A-Za-z_]\w*)")
-            .expect("valid")
+        Regex::new(r"\b(?:fn|def|func|class|struct|impl|trait|interface|enum)\s+([A-Za-z_]\w*)").expect("valid")
     });
     for c in DECL.captures_iter(query) {
         symbols.push(c[1].to_string());
@@ -189,9 +161,7 @@ pub fn classify(query: &str) -> IntentResult {
     // A lone identifier-looking word is a symbol lookup.
     let words: Vec<&str> = query.split_whitespace().collect();
     if words.len() == 1
-        && IDENT
-            .find(words[0])
-            .is_some_and(|m| m.as_str().len() == words[0].len())
+        && IDENT.find(words[0]).is_some_and(|m| m.as_str().len() == words[0].len())
         && identifier_score(words[0]) > 0.0
     {
         raw[0] += 2.0;
@@ -201,23 +171,9 @@ pub fn classify(query: &str) -> IntentResult {
     let max = raw.iter().copied().fold(f32::MIN, f32::max);
     let exps: Vec<f32> = raw.iter().map(|r| (r - max).exp()).collect();
     let sum: f32 = exps.iter().sum();
-    let probabilities: Vec<(Intent, f32)> = INTENTS
-        .iter()
-        .zip(&exps)
-        .map(|(i, e)| (*i, e / sum))
-        .collect();
-    let top = probabilities
-        .iter()
-        .max_by(|a, b| a.1.total_cmp(&b.1))
-        .map(|(i, _)| *i)
-        .unwrap_or(Intent::Balanced);
-    IntentResult {
-        probabilities,
-        top,
-        symbols,
-        paths,
-        modules,
-    }
+    let probabilities: Vec<(Intent, f32)> = INTENTS.iter().zip(&exps).map(|(i, e)| (*i, e / sum)).collect();
+    let top = probabilities.iter().max_by(|a, b| a.1.total_cmp(&b.1)).map(|(i, _)| *i).unwrap_or(Intent::Balanced);
+    IntentResult { probabilities, top, symbols, paths, modules }
 }
 
 #[cfg(test)]
@@ -228,6 +184,7 @@ mod tests {
     const CASES: &[(&str, Intent, &[&str])] = &[
         ("parse_config", Intent::Symbol, &["parse_config"]),
         ("SessionStore", Intent::Symbol, &["SessionStore"]),
+        ("mRNA levels rise in IL-6 deficient mice", Intent::Balanced, &[]),
         ("fn open_index", Intent::Symbol, &["open_index"]),
         ("Store::open", Intent::Symbol, &["Store::open", "open"]),
         ("class UploadQueue", Intent::Symbol, &["UploadQueue"]),
@@ -239,11 +196,7 @@ mod tests {
         ("explain the indexing architecture", Intent::Concept, &[]),
         ("error handling code for uploads", Intent::Code, &[]),
         ("example of retry with backoff", Intent::Code, &[]),
-        (
-            "python check if a variable is iterable",
-            Intent::Balanced,
-            &[],
-        ),
+        ("python check if a variable is iterable", Intent::Code, &[]),
         ("flaky upload test", Intent::Balanced, &[]),
     ];
 
@@ -253,11 +206,7 @@ mod tests {
             let r = classify(q);
             assert_eq!(r.top, *want, "{q}: {:?}", r.probabilities);
             for s in *syms {
-                assert!(
-                    r.symbols.iter().any(|x| x == s),
-                    "{q}: symbol {s} not in {:?}",
-                    r.symbols
-                );
+                assert!(r.symbols.iter().any(|x| x == s), "{q}: symbol {s} not in {:?}", r.symbols);
             }
             let total: f32 = r.probabilities.iter().map(|p| p.1).sum();
             assert!((total - 1.0).abs() < 1e-5);
@@ -267,16 +216,8 @@ mod tests {
     #[test]
     fn paths_and_modules_are_extracted() {
         let r = classify("where is src/index/store.rs used by engine::search::Engine");
-        assert!(
-            r.paths.contains(&"src/index/store.rs".to_string()),
-            "{:?}",
-            r.paths
-        );
-        assert!(
-            r.modules.contains(&"engine::search::Engine".to_string()),
-            "{:?}",
-            r.modules
-        );
+        assert!(r.paths.contains(&"src/index/store.rs".to_string()), "{:?}", r.paths);
+        assert!(r.modules.contains(&"engine::search::Engine".to_string()), "{:?}", r.modules);
         assert!(r.symbols.contains(&"Engine".to_string()));
     }
 

@@ -21,3 +21,4 @@ pub mod intent;
 pub mod search;
 
 pub use search::{Engine, Hit, SearchRequest, SearchResponse};
+pub mod eval;

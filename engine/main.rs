@@ -8,10 +8,7 @@ fn main() {
     match engine::cli::run(cli) {
         Ok(code) => std::process::exit(code),
         Err(err) => {
-            let code = err
-                .downcast_ref::<engine::Error>()
-                .map(engine::Error::exit_code)
-                .unwrap_or(1);
+            let code = err.downcast_ref::<engine::Error>().map(engine::Error::exit_code).unwrap_or(1);
             eprintln!("engine: {err:#}");
             std::process::exit(code);
         }

@@ -76,14 +76,10 @@ impl Models {
     /// Loads the manifest of an explicit models directory.
     pub fn open(dir: &Path) -> Result<Models> {
         let path = dir.join(MANIFEST);
-        let text = std::fs::read_to_string(&path)
-            .ctx(|| format!("reading model manifest {}", path.display()))?;
-        let manifest: Manifest = toml::from_str(&text)
-            .map_err(|e| Error::Config(format!("{}: {}", path.display(), e.message())))?;
-        Ok(Models {
-            dir: dir.to_path_buf(),
-            manifest,
-        })
+        let text = std::fs::read_to_string(&path).ctx(|| format!("reading model manifest {}", path.display()))?;
+        let manifest: Manifest =
+            toml::from_str(&text).map_err(|e| Error::Config(format!("{}: {}", path.display(), e.message())))?;
+        Ok(Models { dir: dir.to_path_buf(), manifest })
     }
 
     /// Finds the models directory: `ENGINE_MODELS_DIR`, else a `models/models.toml` above `near`
@@ -110,11 +106,7 @@ impl Models {
                 }
             }
         }
-        let searched = starts
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect::<Vec<_>>()
-            .join(", ");
+        let searched = starts.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ");
         Err(Error::ModelsDirNotFound { searched })
     }
 
@@ -124,14 +116,8 @@ impl Models {
         let path = self.dir.join(name);
         match std::fs::metadata(&path) {
             Ok(m) if m.is_file() && m.len() > 0 => Ok(path),
-            Ok(_) => Err(Error::ModelMissing {
-                path,
-                reason: "empty or not a regular file".into(),
-            }),
-            Err(e) => Err(Error::ModelMissing {
-                path,
-                reason: e.to_string(),
-            }),
+            Ok(_) => Err(Error::ModelMissing { path, reason: "empty or not a regular file".into() }),
+            Err(e) => Err(Error::ModelMissing { path, reason: e.to_string() }),
         }
     }
 
@@ -142,19 +128,10 @@ impl Models {
             return if path.is_file() {
                 Ok(path)
             } else {
-                Err(Error::ModelMissing {
-                    path,
-                    reason: "ORT_DYLIB_PATH points to no file".into(),
-                })
+                Err(Error::ModelMissing { path, reason: "ORT_DYLIB_PATH points to no file".into() })
             };
         }
-        let name = self
-            .manifest
-            .runtime
-            .files
-            .first()
-            .map(|f| f.file.clone())
-            .unwrap_or_default();
+        let name = self.manifest.runtime.files.first().map(|f| f.file.clone()).unwrap_or_default();
         self.file(&name)
     }
 }
@@ -167,16 +144,9 @@ pub fn ort_environment(library: &Path) -> Result<ort::environment::Environment> 
     if let Some(env) = slot.as_ref() {
         return Ok(env.clone());
     }
-    let load_err = |reason: String| Error::ModelLoad {
-        path: library.to_path_buf(),
-        reason,
-    };
+    let load_err = |reason: String| Error::ModelLoad { path: library.to_path_buf(), reason };
     let builder = ort::init_from(library).map_err(|e| load_err(e.to_string()))?;
-    let env = builder
-        .with_name("engine")
-        .with_telemetry(false)
-        .build()
-        .map_err(|e| load_err(e.to_string()))?;
+    let env = builder.with_name("engine").with_telemetry(false).build().map_err(|e| load_err(e.to_string()))?;
     *slot = Some(env.clone());
     Ok(env)
 }

@@ -32,12 +32,7 @@ pub struct SearchRequest {
 
 impl SearchRequest {
     pub fn new(query: impl Into<String>, k: usize, mode: Mode) -> SearchRequest {
-        SearchRequest {
-            query: query.into(),
-            k,
-            mode,
-            explain: false,
-        }
+        SearchRequest { query: query.into(), k, mode, explain: false }
     }
 }
 
@@ -145,17 +140,14 @@ impl Engine {
         embed_error: Option<String>,
     ) -> Result<Engine> {
         let generation_dir =
-            store::current_generation(dir)?.ok_or_else(|| Error::IndexMissing {
-                path: dir.to_path_buf(),
-            })?;
+            store::current_generation(dir)?.ok_or_else(|| Error::IndexMissing { path: dir.to_path_buf() })?;
         let meta = store::read_meta(&generation_dir)?;
         meta.check_compatible(dir, embedder.as_ref().map(|e| e.id()))?;
         let index = Index::open_in_dir(generation_dir.join(store::TANTIVY_DIR))?;
         bm25::register(&index);
         let reader = index.reader()?;
         let (_, fields) = bm25::schema();
-        let vectors =
-            crate::index::vector::VectorStore::open(&generation_dir, meta.graph, &settings.vector)?;
+        let vectors = crate::index::vector::VectorStore::open(&generation_dir, meta.graph, &settings.vector)?;
         Ok(Engine {
             dir: dir.to_path_buf(),
             settings,
@@ -184,9 +176,7 @@ impl Engine {
         let started = Instant::now();
         let query = req.query.trim();
         if query.is_empty() {
-            return Err(Error::InvalidInput(
-                "empty query: give some words to search for".into(),
-            ));
+            return Err(Error::InvalidInput("empty query: give some words to search for".into()));
         }
         let n = self.settings.search.top_n.max(req.k);
         let mut timings = Timings::default();
@@ -248,11 +238,7 @@ impl Engine {
         let candidates = fused.into_iter().take(req.k * 3 + 10);
         let mut hits: Vec<(Fused, Hit, Vec<String>)> = Vec::new();
         for f in candidates {
-            let Some(address) = addresses
-                .get(&f.key)
-                .copied()
-                .or_else(|| self.address_of(&searcher, f.key))
-            else {
+            let Some(address) = addresses.get(&f.key).copied().or_else(|| self.address_of(&searcher, f.key)) else {
                 continue;
             };
             let hit = self.load_hit(&searcher, address, f.key)?;
@@ -267,12 +253,8 @@ impl Engine {
         hits.sort_by(|a, b| b.0.score.total_cmp(&a.0.score).then(a.0.key.cmp(&b.0.key)));
         let mut results: Vec<Hit> = Vec::new();
         for (f, mut hit, boosts) in hits {
-            if results.iter().any(|r| {
-                r.doc == hit.doc
-                    && r.start_line <= hit.end_line
-                    && hit.start_line <= r.end_line
-                    && r.kind != "text"
-            }) {
+            if results.iter().any(|r| r.doc == hit.doc && r.start_line <= hit.end_line && hit.start_line <= r.end_line)
+            {
                 continue; // an overlapping window of a chunk already listed
             }
             hit.score = f.score;
@@ -313,24 +295,14 @@ impl Engine {
         (Some(out), ms(t))
     }
 
-    fn lexical_leg(
-        &self,
-        searcher: &Searcher,
-        query: &str,
-        n: usize,
-    ) -> Result<Vec<(LegHit, DocAddress)>> {
+    fn lexical_leg(&self, searcher: &Searcher, query: &str, n: usize) -> Result<Vec<(LegHit, DocAddress)>> {
         let Some(q) = bm25::query(&self.fields, &self.settings.bm25, query) else {
             return Ok(Vec::new());
         };
         self.ranked(searcher, &*q, n)
     }
 
-    fn symbol_leg(
-        &self,
-        searcher: &Searcher,
-        symbols: &[String],
-        n: usize,
-    ) -> Result<Vec<(LegHit, DocAddress)>> {
+    fn symbol_leg(&self, searcher: &Searcher, symbols: &[String], n: usize) -> Result<Vec<(LegHit, DocAddress)>> {
         let Some(q) = bm25::symbol_query(&self.fields, symbols)? else {
             return Ok(Vec::new());
         };
@@ -347,25 +319,17 @@ impl Engine {
         let mut out = Vec::with_capacity(top.len());
         for (rank, (score, address)) in top.into_iter().enumerate() {
             let vid = self.vid_of(searcher, address)?;
-            out.push((
-                LegHit {
-                    key: vid,
-                    rank: rank + 1,
-                    score,
-                },
-                address,
-            ));
+            out.push((LegHit { key: vid, rank: rank + 1, score }, address));
         }
         Ok(out)
     }
 
     /// The vector leg; `Err(reason)` when there is no model or it failed (the caller degrades).
     fn vector_leg(&self, query: &str, n: usize) -> std::result::Result<(Vec<LegHit>, f64), String> {
-        let embedder = self.embedder.as_ref().ok_or_else(|| {
-            self.embed_error
-                .clone()
-                .unwrap_or_else(|| "no embedding model".into())
-        })?;
+        let embedder = self
+            .embedder
+            .as_ref()
+            .ok_or_else(|| self.embed_error.clone().unwrap_or_else(|| "no embedding model".into()))?;
         let t = Instant::now();
         let q = embedder.embed_query(query).map_err(|e| e.to_string())?;
         let embed_ms = ms(t);
@@ -374,55 +338,30 @@ impl Engine {
             .search(&q, n)
             .into_iter()
             .enumerate()
-            .map(|(rank, (row, score))| LegHit {
-                key: self.vectors.vids[row],
-                rank: rank + 1,
-                score,
-            })
+            .map(|(rank, (row, score))| LegHit { key: self.vectors.vids[row], rank: rank + 1, score })
             .collect();
         Ok((hits, embed_ms))
     }
 
     fn vid_of(&self, searcher: &Searcher, address: DocAddress) -> Result<u64> {
-        let column = searcher
-            .segment_reader(address.segment_ord)
-            .fast_fields()
-            .u64("vid")?;
-        column
-            .first(address.doc_id)
-            .ok_or_else(|| Error::IndexCorrupt {
-                path: self.generation_dir.clone(),
-                reason: "chunk without vector id".into(),
-            })
+        let column = searcher.segment_reader(address.segment_ord).fast_fields().u64("vid")?;
+        column.first(address.doc_id).ok_or_else(|| Error::IndexCorrupt {
+            path: self.generation_dir.clone(),
+            reason: "chunk without vector id".into(),
+        })
     }
 
     fn address_of(&self, searcher: &Searcher, vid: u64) -> Option<DocAddress> {
-        let q = TermQuery::new(
-            Term::from_field_u64(self.fields.vid, vid),
-            IndexRecordOption::Basic,
-        );
-        searcher
-            .search(&q, &TopDocs::with_limit(1).order_by_score())
-            .ok()?
-            .first()
-            .map(|(_, a)| *a)
+        let q = TermQuery::new(Term::from_field_u64(self.fields.vid, vid), IndexRecordOption::Basic);
+        searcher.search(&q, &TopDocs::with_limit(1).order_by_score()).ok()?.first().map(|(_, a)| *a)
     }
 
     fn load_hit(&self, searcher: &Searcher, address: DocAddress, vid: u64) -> Result<Hit> {
         let d: TantivyDocument = searcher.doc(address)?;
         let f = &self.fields;
-        let text = |field| {
-            d.get_first(field)
-                .and_then(|v| v.as_str())
-                .unwrap_or("")
-                .to_string()
-        };
+        let text = |field| d.get_first(field).and_then(|v| v.as_str()).unwrap_or("").to_string();
         let num = |field| d.get_first(field).and_then(|v| v.as_u64()).unwrap_or(0) as usize;
-        let all = |field| {
-            d.get_all(field)
-                .filter_map(|v| v.as_str().map(str::to_string))
-                .collect::<Vec<_>>()
-        };
+        let all = |field| d.get_all(field).filter_map(|v| v.as_str().map(str::to_string)).collect::<Vec<_>>();
         let doc = text(f.doc);
         let lang = text(f.lang);
         let category = text(f.category);
@@ -449,15 +388,9 @@ impl Engine {
 
 /// Whether a hit defines a symbol, or lives at a path, that the query names.
 fn expansion_match(intent: &IntentResult, hit: &Hit) -> bool {
-    intent
-        .symbols
-        .iter()
-        .any(|s| hit.symbols.iter().any(|h| h.eq_ignore_ascii_case(s)))
+    intent.symbols.iter().any(|s| hit.symbols.iter().any(|h| h.eq_ignore_ascii_case(s)))
         || intent.paths.iter().any(|p| hit.path.ends_with(p.as_str()))
-        || intent
-            .modules
-            .iter()
-            .any(|m| hit.title.ends_with(m.as_str()))
+        || intent.modules.iter().any(|m| hit.title.ends_with(m.as_str()))
 }
 
 /// The window of about `max` characters of `text` holding the most query terms, on char
@@ -468,23 +401,15 @@ pub fn snippet(text: &str, query: &str, max: usize) -> String {
         return flat;
     }
     let lower = flat.to_lowercase();
-    let terms: Vec<String> = query
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|t| t.len() > 2)
-        .map(str::to_lowercase)
-        .collect();
+    let terms: Vec<String> =
+        query.split(|c: char| !c.is_alphanumeric()).filter(|t| t.len() > 2).map(str::to_lowercase).collect();
     let mut best = 0;
     let mut best_score = 0;
-    let starts: Vec<usize> = std::iter::once(0)
-        .chain(lower.match_indices(' ').map(|(i, _)| i + 1))
-        .collect();
+    let starts: Vec<usize> = std::iter::once(0).chain(lower.match_indices(' ').map(|(i, _)| i + 1)).collect();
     for &s in starts.iter().step_by(4) {
         let end = (s + max).min(lower.len());
         let window = lower.get(s..end).unwrap_or("");
-        let score = terms
-            .iter()
-            .filter(|t| window.contains(String::as_str(t)))
-            .count();
+        let score = terms.iter().filter(|t| window.contains(String::as_str(t))).count();
         if score > best_score {
             best = s;
             best_score = score;
@@ -506,11 +431,7 @@ mod tests {
 
     #[test]
     fn snippet_picks_the_window_with_query_terms() {
-        let text = format!(
-            "{} the session store moved to redis {}",
-            "filler ".repeat(100),
-            "tail ".repeat(100)
-        );
+        let text = format!("{} the session store moved to redis {}", "filler ".repeat(100), "tail ".repeat(100));
         let s = snippet(&text, "session store", 60);
         assert!(s.contains("session store"), "{s}");
         assert!(s.chars().count() <= 64);

@@ -37,15 +37,9 @@ fn reference_pair_matches_the_published_similarity() {
 #[test]
 fn paraphrases_are_close() {
     for (a, b) in [
-        (
-            "How do I reset my password?",
-            "What are the steps to change a forgotten password?",
-        ),
+        ("How do I reset my password?", "What are the steps to change a forgotten password?"),
         ("The cat sat on the mat.", "A cat was sitting on a rug."),
-        (
-            "The server crashed because it ran out of memory.",
-            "An out-of-memory error brought the server down.",
-        ),
+        ("The server crashed because it ran out of memory.", "An out-of-memory error brought the server down."),
     ] {
         let c = cos(a, b);
         assert!(c > 0.6, "{a:?} ~ {b:?} = {c}");
@@ -55,18 +49,9 @@ fn paraphrases_are_close() {
 #[test]
 fn unrelated_texts_are_far() {
     for (a, b) in [
-        (
-            "A man is eating food.",
-            "The quarterly tax report is due on Friday.",
-        ),
-        (
-            "Photosynthesis converts light into chemical energy.",
-            "He parked the truck behind the stadium.",
-        ),
-        (
-            "Rust borrow checker rules",
-            "My grandmother knits wool sweaters.",
-        ),
+        ("A man is eating food.", "The quarterly tax report is due on Friday."),
+        ("Photosynthesis converts light into chemical energy.", "He parked the truck behind the stadium."),
+        ("Rust borrow checker rules", "My grandmother knits wool sweaters."),
     ] {
         let c = cos(a, b);
         assert!(c < 0.15, "{a:?} ~ {b:?} = {c}");
@@ -92,11 +77,7 @@ fn a_text_alone_and_inside_a_batch_embeds_the_same() {
             "",
         ])
         .unwrap();
-    let max_diff = alone
-        .iter()
-        .zip(&batch[1])
-        .map(|(a, b)| (a - b).abs())
-        .fold(0f32, f32::max);
+    let max_diff = alone.iter().zip(&batch[1]).map(|(a, b)| (a - b).abs()).fold(0f32, f32::max);
     assert!(max_diff < 1e-5, "max abs diff {max_diff}");
     // Deterministic: same call, same bits.
     assert_eq!(embedder().embed(&[text]).unwrap()[0], alone);
@@ -107,18 +88,13 @@ fn empty_and_huge_inputs_embed_without_panic() {
     let huge = "lorem ipsum dolor sit amet ".repeat(4000); // ~108k chars
     let v = embedder().embed(&["", &huge, "   "]).unwrap();
     assert_eq!(v.len(), 3);
-    assert!(v
-        .iter()
-        .all(|x| x.len() == 384 && x.iter().all(|f| f.is_finite())));
+    assert!(v.iter().all(|x| x.len() == 384 && x.iter().all(|f| f.is_finite())));
 }
 
 #[test]
 fn token_counter_uses_the_model_tokenizer() {
     assert_eq!(embedder().count_tokens("hello world"), 2);
-    assert!(
-        embedder().count_tokens(&"word ".repeat(1000)) >= 1000,
-        "no truncation when counting"
-    );
+    assert!(embedder().count_tokens(&"word ".repeat(1000)) >= 1000, "no truncation when counting");
 }
 
 /// A models dir with the real manifest where `broken` is written with `contents` (or left out).
@@ -143,43 +119,28 @@ fn broken_models_dir(broken: &str, contents: Option<&[u8]>) -> tempfile::TempDir
 #[test]
 fn a_missing_model_file_names_the_file_and_the_fix() {
     let dir = broken_models_dir("model.onnx", None);
-    let err = OnnxEmbedder::load(&Models::open(dir.path()).unwrap(), &EmbedConfig::default())
-        .err()
-        .unwrap();
+    let err = OnnxEmbedder::load(&Models::open(dir.path()).unwrap(), &EmbedConfig::default()).err().unwrap();
     assert!(matches!(err, Error::ModelMissing { .. }), "{err}");
     let msg = err.to_string();
-    assert!(
-        msg.contains("model.onnx") && msg.contains("scripts/fetch-models.sh"),
-        "{msg}"
-    );
+    assert!(msg.contains("model.onnx") && msg.contains("scripts/fetch-models.sh"), "{msg}");
     assert_eq!(err.exit_code(), 3);
 }
 
 #[test]
 fn a_corrupt_model_file_names_the_file_and_the_fix() {
     let dir = broken_models_dir("model.onnx", Some(b"this is not an onnx graph"));
-    let err = OnnxEmbedder::load(&Models::open(dir.path()).unwrap(), &EmbedConfig::default())
-        .err()
-        .unwrap();
+    let err = OnnxEmbedder::load(&Models::open(dir.path()).unwrap(), &EmbedConfig::default()).err().unwrap();
     let msg = err.to_string();
     assert!(matches!(err, Error::ModelLoad { .. }), "{msg}");
-    assert!(
-        msg.contains("model.onnx") && msg.contains("scripts/fetch-models.sh"),
-        "{msg}"
-    );
+    assert!(msg.contains("model.onnx") && msg.contains("scripts/fetch-models.sh"), "{msg}");
 }
 
 #[test]
 fn a_corrupt_tokenizer_names_the_tokenizer() {
     let dir = broken_models_dir("tokenizer.json", Some(b"{ not json"));
-    let err = OnnxEmbedder::load(&Models::open(dir.path()).unwrap(), &EmbedConfig::default())
-        .err()
-        .unwrap();
+    let err = OnnxEmbedder::load(&Models::open(dir.path()).unwrap(), &EmbedConfig::default()).err().unwrap();
     let msg = err.to_string();
-    assert!(
-        msg.contains("tokenizer.json") && msg.contains("scripts/fetch-models.sh"),
-        "{msg}"
-    );
+    assert!(msg.contains("tokenizer.json") && msg.contains("scripts/fetch-models.sh"), "{msg}");
 }
 
 fn engine_bin() -> PathBuf {
@@ -198,31 +159,20 @@ fn a_corrupt_runtime_library_fails_cleanly_in_the_binary() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "{stderr}");
-    assert!(
-        stderr.contains("libonnxruntime.so.1.31.1") && stderr.contains("scripts/fetch-models.sh"),
-        "{stderr}"
-    );
+    assert!(stderr.contains("libonnxruntime.so.1.31.1") && stderr.contains("scripts/fetch-models.sh"), "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
 }
 
 #[test]
 fn the_binary_finds_its_models_without_any_variable() {
     let out = std::process::Command::new(engine_bin())
-        .args([
-            "embed",
-            "A man is eating food.",
-            "A man is eating a piece of bread.",
-        ])
+        .args(["embed", "A man is eating food.", "A man is eating a piece of bread."])
         .current_dir(std::env::temp_dir())
         .env_remove("ENGINE_MODELS_DIR")
         .env_remove("ORT_DYLIB_PATH")
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(stdout.contains("0.75"), "{stdout}");
 }

@@ -6,16 +6,8 @@ use common::*;
 use std::path::Path;
 
 fn index_json(root: &Path, index: &Path) -> serde_json::Value {
-    let (code, out, err) = engine(
-        &[
-            "index",
-            root.to_str().unwrap(),
-            "--index",
-            index.to_str().unwrap(),
-            "--json",
-        ],
-        None,
-    );
+    let (code, out, err) =
+        engine(&["index", root.to_str().unwrap(), "--index", index.to_str().unwrap(), "--json"], None);
     assert_eq!(code, 0, "{err}");
     json(&out)
 }
@@ -34,11 +26,7 @@ fn reindexing_touches_only_what_changed() {
 
     let again = index_json(corpus.path(), idx.path());
     assert_eq!(
-        (
-            again["files_changed"].as_u64(),
-            again["chunks_embedded"].as_u64(),
-            again["chunks_added"].as_u64()
-        ),
+        (again["files_changed"].as_u64(), again["chunks_embedded"].as_u64(), again["chunks_added"].as_u64()),
         (Some(0), Some(0), Some(0)),
         "{again}"
     );
@@ -46,17 +34,10 @@ fn reindexing_touches_only_what_changed() {
     // Edit one file, delete one, add one.
     let p = corpus.path();
     let conv = std::fs::read_to_string(p.join("docs/conventions.md")).unwrap();
-    std::fs::write(
-        p.join("docs/conventions.md"),
-        conv.replace("72 characters", "50 characters"),
-    )
-    .unwrap();
+    std::fs::write(p.join("docs/conventions.md"), conv.replace("72 characters", "50 characters")).unwrap();
     std::fs::remove_file(p.join("src/thumbnails.go")).unwrap();
-    std::fs::write(
-        p.join("docs/oncall.md"),
-        "# On-call\n\nThe pager rotation changes every Wednesday at noon.\n",
-    )
-    .unwrap();
+    std::fs::write(p.join("docs/oncall.md"), "# On-call\n\nThe pager rotation changes every Wednesday at noon.\n")
+        .unwrap();
     let third = index_json(p, idx.path());
     assert_eq!(third["files_changed"], 2, "{third}");
     assert_eq!(third["files_removed"], 1, "{third}");
@@ -64,49 +45,20 @@ fn reindexing_touches_only_what_changed() {
     // Unchanged sections of the edited file come from the cache.
     assert!(third["chunks_cached"].as_u64().unwrap() >= 1, "{third}");
 
-    let (code, out, err) = engine(
-        &[
-            "search",
-            "pager rotation wednesday",
-            "--index",
-            idx.path().to_str().unwrap(),
-            "--json",
-        ],
-        None,
-    );
+    let (code, out, err) =
+        engine(&["search", "pager rotation wednesday", "--index", idx.path().to_str().unwrap(), "--json"], None);
     assert_eq!(code, 0, "{err}");
     let v = json(&out);
     assert_eq!(v["results"][0]["path"], "docs/oncall.md", "{v}");
-    let (_, out, _) = engine(
-        &[
-            "search",
-            "ThumbnailJob",
-            "--index",
-            idx.path().to_str().unwrap(),
-            "--json",
-        ],
-        None,
-    );
-    assert!(
-        !out.contains("thumbnails.go"),
-        "deleted file still indexed: {out}"
-    );
+    let (_, out, _) = engine(&["search", "ThumbnailJob", "--index", idx.path().to_str().unwrap(), "--json"], None);
+    assert!(!out.contains("thumbnails.go"), "deleted file still indexed: {out}");
 
-    let (code, out, err) = engine(
-        &["status", "--index", idx.path().to_str().unwrap(), "--json"],
-        None,
-    );
+    let (code, out, err) = engine(&["status", "--index", idx.path().to_str().unwrap(), "--json"], None);
     assert_eq!(code, 0, "{err}");
     let st = json(&out);
     assert_eq!(st["documents"], first["files_changed"]);
-    assert!(
-        st["by_kind"]["memory"]["documents"].as_u64().unwrap() == 3,
-        "{st}"
-    );
-    assert!(
-        st["by_lang"]["rust"]["chunks"].as_u64().unwrap() >= 1,
-        "{st}"
-    );
+    assert!(st["by_kind"]["memory"]["documents"].as_u64().unwrap() == 3, "{st}");
+    assert!(st["by_lang"]["rust"]["chunks"].as_u64().unwrap() >= 1, "{st}");
 }
 
 #[test]
@@ -116,54 +68,18 @@ fn an_index_from_another_model_asks_for_a_rebuild() {
     index_json(corpus.path(), idx.path());
     let current = std::fs::read_to_string(idx.path().join("CURRENT")).unwrap();
     let meta_path = idx.path().join(current.trim()).join("meta.json");
-    let meta = std::fs::read_to_string(&meta_path)
-        .unwrap()
-        .replace("all-MiniLM-L6-v2-int8", "some-other-model");
+    let meta = std::fs::read_to_string(&meta_path).unwrap().replace("all-MiniLM-L6-v2-int8", "some-other-model");
     std::fs::write(&meta_path, meta).unwrap();
-    let (code, _, err) = engine(
-        &[
-            "search",
-            "sessions",
-            "--index",
-            idx.path().to_str().unwrap(),
-        ],
-        None,
-    );
+    let (code, _, err) = engine(&["search", "sessions", "--index", idx.path().to_str().unwrap()], None);
     assert_eq!(code, 4, "{err}");
-    assert!(
-        err.contains("engine index --rebuild") && err.contains("some-other-model"),
-        "{err}"
-    );
-    let (code, _, err) = engine(
-        &[
-            "index",
-            corpus.path().to_str().unwrap(),
-            "--index",
-            idx.path().to_str().unwrap(),
-        ],
-        None,
-    );
+    assert!(err.contains("engine index --rebuild") && err.contains("some-other-model"), "{err}");
+    let (code, _, err) =
+        engine(&["index", corpus.path().to_str().unwrap(), "--index", idx.path().to_str().unwrap()], None);
     assert_eq!(code, 4, "{err}");
-    let (code, _, err) = engine(
-        &[
-            "index",
-            corpus.path().to_str().unwrap(),
-            "--index",
-            idx.path().to_str().unwrap(),
-            "--rebuild",
-        ],
-        None,
-    );
+    let (code, _, err) =
+        engine(&["index", corpus.path().to_str().unwrap(), "--index", idx.path().to_str().unwrap(), "--rebuild"], None);
     assert_eq!(code, 0, "{err}");
-    let (code, _, err) = engine(
-        &[
-            "search",
-            "sessions",
-            "--index",
-            idx.path().to_str().unwrap(),
-        ],
-        None,
-    );
+    let (code, _, err) = engine(&["search", "sessions", "--index", idx.path().to_str().unwrap()], None);
     assert_eq!(code, 0, "{err}");
 }
 
@@ -172,30 +88,17 @@ fn a_second_writer_gets_a_clear_message() {
     let corpus = sample_copy();
     let idx = tempfile::tempdir().unwrap();
     let _held = engine::index::store::WriterLock::acquire(idx.path()).unwrap();
-    let (code, _, err) = engine(
-        &[
-            "index",
-            corpus.path().to_str().unwrap(),
-            "--index",
-            idx.path().to_str().unwrap(),
-        ],
-        None,
-    );
+    let (code, _, err) =
+        engine(&["index", corpus.path().to_str().unwrap(), "--index", idx.path().to_str().unwrap()], None);
     assert_eq!(code, 4, "{err}");
-    assert!(
-        err.contains("being written by another `engine index`"),
-        "{err}"
-    );
+    assert!(err.contains("being written by another `engine index`"), "{err}");
 }
 
 /// Deterministic pseudo-random numbers for the kill schedule.
 struct Lcg(u64);
 impl Lcg {
     fn next(&mut self, n: u64) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
         (self.0 >> 33) % n
     }
 }
@@ -248,13 +151,7 @@ fn sigkill_at_random_moments_never_breaks_the_index() {
         next_note += 1;
 
         let mut child = std::process::Command::new(bin())
-            .args([
-                "index",
-                c.to_str().unwrap(),
-                "--index",
-                ix.to_str().unwrap(),
-                "--json",
-            ])
+            .args(["index", c.to_str().unwrap(), "--index", ix.to_str().unwrap(), "--json"])
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()
@@ -267,72 +164,28 @@ fn sigkill_at_random_moments_never_breaks_the_index() {
         child.wait().unwrap();
 
         if ix.join("CURRENT").exists() {
-            let (code, out, err) = engine(
-                &[
-                    "search",
-                    "quorum replica protocol",
-                    "--index",
-                    ix.to_str().unwrap(),
-                    "--json",
-                ],
-                None,
-            );
+            let (code, out, err) =
+                engine(&["search", "quorum replica protocol", "--index", ix.to_str().unwrap(), "--json"], None);
             assert_eq!(code, 0, "run {run}: search failed after kill: {err}");
-            assert!(
-                !json(&out)["results"].as_array().unwrap().is_empty(),
-                "run {run}: no results"
-            );
+            assert!(!json(&out)["results"].as_array().unwrap().is_empty(), "run {run}: no results");
             let (code, _, err) = engine(&["status", "--index", ix.to_str().unwrap()], None);
             assert_eq!(code, 0, "run {run}: {err}");
         }
     }
-    assert!(
-        killed_mid_run >= 10,
-        "only {killed_mid_run} of 20 runs were killed while running"
-    );
+    assert!(killed_mid_run >= 10, "only {killed_mid_run} of 20 runs were killed while running");
     // The next run repairs everything: all notes present, the newest searchable.
-    let (code, out, err) = engine(
-        &[
-            "index",
-            c.to_str().unwrap(),
-            "--index",
-            ix.to_str().unwrap(),
-            "--json",
-        ],
-        None,
-    );
+    let (code, out, err) = engine(&["index", c.to_str().unwrap(), "--index", ix.to_str().unwrap(), "--json"], None);
     assert_eq!(code, 0, "{err}: {out}");
     let files = std::fs::read_dir(c).unwrap().count();
     let (_, out, _) = engine(&["status", "--index", ix.to_str().unwrap(), "--json"], None);
     assert_eq!(json(&out)["documents"].as_u64().unwrap() as usize, files);
     let newest = format!("note{}v20", next_note - 1);
-    let (_, out, _) = engine(
-        &[
-            "search",
-            &newest,
-            "--index",
-            ix.to_str().unwrap(),
-            "--json",
-            "--mode",
-            "bm25",
-        ],
-        None,
-    );
-    assert_eq!(
-        json(&out)["results"][0]["path"],
-        format!("note{}.md", next_note - 1),
-        "{out}"
-    );
+    let (_, out, _) = engine(&["search", &newest, "--index", ix.to_str().unwrap(), "--json", "--mode", "bm25"], None);
+    assert_eq!(json(&out)["results"][0]["path"], format!("note{}.md", next_note - 1), "{out}");
     // No unfinished generations are left behind.
     let gens = std::fs::read_dir(ix)
         .unwrap()
-        .filter(|e| {
-            e.as_ref()
-                .unwrap()
-                .file_name()
-                .to_string_lossy()
-                .starts_with("gen-")
-        })
+        .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with("gen-"))
         .count();
     assert!(gens <= 2, "{gens} generations on disk");
 }

@@ -11,15 +11,8 @@ fn index() -> &'static PathBuf {
     &DIR.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();
         let idx = dir.path().join("idx");
-        let (code, _, err) = engine(
-            &[
-                "index",
-                root().join("sample").to_str().unwrap(),
-                "--index",
-                idx.to_str().unwrap(),
-            ],
-            None,
-        );
+        let (code, _, err) =
+            engine(&["index", root().join("sample").to_str().unwrap(), "--index", idx.to_str().unwrap()], None);
         assert_eq!(code, 0, "{err}");
         (dir, idx)
     })
@@ -35,13 +28,7 @@ fn search(args: &[&str]) -> (i32, String, String) {
 
 #[test]
 fn json_output_has_the_documented_shape() {
-    let (code, out, err) = search(&[
-        "why did we move sessions to redis?",
-        "--json",
-        "--explain",
-        "-k",
-        "3",
-    ]);
+    let (code, out, err) = search(&["why did we move sessions to redis?", "--json", "--explain", "-k", "3"]);
     assert_eq!(code, 0, "{err}");
     let v = json(&out);
     assert_eq!(v["query"], "why did we move sessions to redis?");
@@ -50,16 +37,7 @@ fn json_output_has_the_documented_shape() {
     let results = v["results"].as_array().unwrap();
     assert_eq!(results.len(), 3);
     for r in results {
-        for key in [
-            "id",
-            "path",
-            "title",
-            "start_line",
-            "end_line",
-            "score",
-            "snippet",
-            "explain",
-        ] {
+        for key in ["id", "path", "title", "start_line", "end_line", "score", "snippet", "explain"] {
             assert!(!r[key].is_null(), "{key} missing in {r}");
         }
         assert!(
@@ -69,10 +47,7 @@ fn json_output_has_the_documented_shape() {
         );
     }
     // The memory record about the decision is the best answer.
-    assert_eq!(
-        results[0]["path"], ".claude/memory/decision-session-store.json",
-        "{out}"
-    );
+    assert_eq!(results[0]["path"], ".claude/memory/decision-session-store.json", "{out}");
 }
 
 #[test]
@@ -93,21 +68,13 @@ fn every_mode_answers() {
     for mode in ["bm25", "vector", "hybrid"] {
         let (code, out, err) = search(&["disk full on the worker", "--json", "--mode", mode]);
         assert_eq!(code, 0, "{mode}: {err}");
-        assert_eq!(
-            json(&out)["results"][0]["path"],
-            "docs/runbook.md",
-            "{mode}: {out}"
-        );
+        assert_eq!(json(&out)["results"][0]["path"], "docs/runbook.md", "{mode}: {out}");
     }
 }
 
 #[test]
 fn bad_input_is_a_one_line_error_with_exit_code_2() {
-    for args in [
-        vec!["   "],
-        vec!["x", "-k", "many"],
-        vec!["x", "--mode", "fuzzy"],
-    ] {
+    for args in [vec!["   "], vec!["x", "-k", "many"], vec!["x", "--mode", "fuzzy"]] {
         let (code, _, err) = search(&args);
         assert_eq!(code, 2, "{args:?}: {err}");
         assert!(!err.trim().is_empty());
@@ -116,47 +83,23 @@ fn bad_input_is_a_one_line_error_with_exit_code_2() {
     assert_eq!(code, 2);
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     let missing = tempfile::tempdir().unwrap();
-    let (code, _, err) = engine(
-        &[
-            "search",
-            "x",
-            "--index",
-            missing.path().join("nope").to_str().unwrap(),
-        ],
-        None,
-    );
+    let (code, _, err) = engine(&["search", "x", "--index", missing.path().join("nope").to_str().unwrap()], None);
     assert_eq!(code, 2, "{err}");
-    assert!(
-        err.contains("no index at") && err.contains("engine index"),
-        "{err}"
-    );
+    assert!(err.contains("no index at") && err.contains("engine index"), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
 }
 
 #[test]
 fn without_a_model_bm25_answers_and_says_so() {
     let out = std::process::Command::new(bin())
-        .args([
-            "search",
-            "sessions redis",
-            "--json",
-            "--index",
-            index().to_str().unwrap(),
-        ])
+        .args(["search", "sessions redis", "--json", "--index", index().to_str().unwrap()])
         .env("ENGINE_MODELS_DIR", "/nonexistent/models")
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let v = json(&String::from_utf8_lossy(&out.stdout));
     assert_eq!(v["degraded"], true);
-    assert!(
-        v["degraded_reason"].as_str().unwrap().contains("models"),
-        "{v}"
-    );
+    assert!(v["degraded_reason"].as_str().unwrap().contains("models"), "{v}");
     assert!(!v["results"].as_array().unwrap().is_empty());
 }
 
@@ -165,10 +108,7 @@ fn search_finds_the_index_above_the_current_directory() {
     let corpus = sample_copy();
     let (code, _, err) = engine(&["index", corpus.path().to_str().unwrap()], None);
     assert_eq!(code, 0, "{err}");
-    let (code, out, err) = engine(
-        &["search", "signing key rotation", "--json"],
-        Some(&corpus.path().join("docs")),
-    );
+    let (code, out, err) = engine(&["search", "signing key rotation", "--json"], Some(&corpus.path().join("docs")));
     assert_eq!(code, 0, "{err}");
     assert_eq!(json(&out)["results"][0]["path"], "docs/runbook.md", "{out}");
 }

@@ -37,10 +37,7 @@ struct Pattern {
 
 fn pats(list: &[(&str, bool)]) -> Vec<Pattern> {
     list.iter()
-        .map(|(re, container)| Pattern {
-            re: Regex::new(re).expect("valid pattern"),
-            container: *container,
-        })
+        .map(|(re, container)| Pattern { re: Regex::new(re).expect("valid pattern"), container: *container })
         .collect()
 }
 
@@ -72,37 +69,18 @@ static RUST: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
             r"^(?:pub(?:\([^)]*\))?\s+)?(?:unsafe\s+)?impl\b(?:\s*<[^{]*?>)?\s+(?:[\w:]+(?:<[^{]*?>)?\s+for\s+)?(?:dyn\s+)?([\w:]+)",
             true,
         ),
-        (
-            r"^(?:pub(?:\([^)]*\))?\s+)?(?:unsafe\s+)?(?:trait|mod)\s+(\w+)",
-            true,
-        ),
-        (
-            r"^(?:pub(?:\([^)]*\))?\s+)?(?:struct|enum|union)\s+(\w+)",
-            false,
-        ),
+        (r"^(?:pub(?:\([^)]*\))?\s+)?(?:unsafe\s+)?(?:trait|mod)\s+(\w+)", true),
+        (r"^(?:pub(?:\([^)]*\))?\s+)?(?:struct|enum|union)\s+(\w+)", false),
         (r"^macro_rules!\s*(\w+)", false),
     ])
 });
-static PYTHON: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
-    pats(&[
-        (r"^(?:async\s+)?def\s+(\w+)", false),
-        (r"^class\s+(\w+)", true),
-    ])
-});
+static PYTHON: LazyLock<Vec<Pattern>> =
+    LazyLock::new(|| pats(&[(r"^(?:async\s+)?def\s+(\w+)", false), (r"^class\s+(\w+)", true)]));
 static JS: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
     pats(&[
-        (
-            r"^(?:export\s+)?(?:default\s+)?(?:declare\s+)?(?:abstract\s+)?class\s+(\w+)",
-            true,
-        ),
-        (
-            r"^(?:export\s+)?(?:default\s+)?(?:declare\s+)?(?:interface|namespace|module|enum)\s+(\w+)",
-            true,
-        ),
-        (
-            r"^(?:export\s+)?(?:default\s+)?(?:async\s+)?function\s*\*?\s*(\w+)",
-            false,
-        ),
+        (r"^(?:export\s+)?(?:default\s+)?(?:declare\s+)?(?:abstract\s+)?class\s+(\w+)", true),
+        (r"^(?:export\s+)?(?:default\s+)?(?:declare\s+)?(?:interface|namespace|module|enum)\s+(\w+)", true),
+        (r"^(?:export\s+)?(?:default\s+)?(?:async\s+)?function\s*\*?\s*(\w+)", false),
         (
             r"^(?:export\s+)?(?:const|let|var)\s+(\w+)\s*(?::[^=]+)?=\s*(?:async\s+)?(?:function\b|(?:\([^)]*\)|\w+)\s*(?::[^=]+)?=>)",
             false,
@@ -130,23 +108,14 @@ static JAVA: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
             r"^(?:@\w+(?:\([^)]*\))?\s+)*(?:(?:public|private|protected|static|final|abstract|synchronized|native|default|strictfp)\s+)*(?:<[^>]+>\s+)?[\w<>\[\],.?]+(?:\s*<[^>]*>)?\s+(\w+)\s*\([^;]*$",
             false,
         ),
-        (
-            r"^(?:(?:public|private|protected)\s+)(\w+)\s*\([^;]*$",
-            false,
-        ),
+        (r"^(?:(?:public|private|protected)\s+)(\w+)\s*\([^;]*$", false),
     ])
 });
 static C: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
     pats(&[
-        (
-            r"^(?:template\s*<[^>]*>\s*)?(?:class|struct|union|namespace)\s+(\w+)[^;]*$",
-            true,
-        ),
+        (r"^(?:template\s*<[^>]*>\s*)?(?:class|struct|union|namespace)\s+(\w+)[^;]*$", true),
         (r"^(?:typedef\s+)?enum\s+(?:class\s+)?(\w+)[^;]*$", false),
-        (
-            r"^(?:template\s*<[^>]*>\s*)?(?:[\w:*&<>,~]+\s+)+[*&]*\s*((?:\w+::)*~?\w+)\s*\([^;]*$",
-            false,
-        ),
+        (r"^(?:template\s*<[^>]*>\s*)?(?:[\w:*&<>,~]+\s+)+[*&]*\s*((?:\w+::)*~?\w+)\s*\([^;]*$", false),
         (r"^((?:\w+::)*~?\w+)\s*\([^;]*$", false),
     ])
 });
@@ -162,10 +131,8 @@ fn patterns(lang: Lang) -> &'static [Pattern] {
     }
 }
 
-const NOT_NAMES: &[&str] = &[
-    "if", "for", "while", "switch", "catch", "return", "else", "do", "sizeof", "new", "delete",
-    "throw",
-];
+const NOT_NAMES: &[&str] =
+    &["if", "for", "while", "switch", "catch", "return", "else", "do", "sizeof", "new", "delete", "throw"];
 
 /// Per line: brace depth at its start, and the line with strings and comments blanked out.
 fn lex(lines: &[&str], lang: Lang) -> (Vec<i32>, Vec<String>) {
@@ -199,15 +166,12 @@ fn lex(lines: &[&str], lang: Lang) -> (Vec<i32>, Vec<String>) {
             } else if c == '/' && next == Some('*') {
                 block_comment = true;
                 i += 1;
-            } else if c == '"'
-                || (c == '`' && matches!(lang, Lang::JavaScript | Lang::TypeScript | Lang::Go))
-            {
+            } else if c == '"' || (c == '`' && matches!(lang, Lang::JavaScript | Lang::TypeScript | Lang::Go)) {
                 string = Some(c);
                 out.push(' ');
             } else if c == '\'' {
                 // Rust lifetimes ('a) are not strings; char literals are 'x' or '\n'.
-                let is_char =
-                    quote_strings || next == Some('\\') || chars.get(i + 2) == Some(&'\'');
+                let is_char = quote_strings || next == Some('\\') || chars.get(i + 2) == Some(&'\'');
                 if is_char {
                     string = Some('\'');
                 }
@@ -236,16 +200,12 @@ fn match_def(line: &str, lang: Lang) -> Option<(String, bool, Option<String>)> {
     for p in patterns(lang) {
         if let Some(caps) = p.re.captures(t) {
             let (name, receiver) = match (lang, caps.get(2)) {
-                (Lang::Go, Some(method)) => (
-                    method.as_str().to_string(),
-                    caps.get(1).map(|m| m.as_str().to_string()),
-                ),
+                (Lang::Go, Some(method)) => (method.as_str().to_string(), caps.get(1).map(|m| m.as_str().to_string())),
                 _ => (caps.get(1)?.as_str().to_string(), None),
             };
             let bare = name.rsplit("::").next().unwrap_or(&name);
             if NOT_NAMES.contains(&bare)
-                || (matches!(lang, Lang::JavaScript | Lang::TypeScript)
-                    && JS_KEYWORDS.contains(&bare))
+                || (matches!(lang, Lang::JavaScript | Lang::TypeScript) && JS_KEYWORDS.contains(&bare))
             {
                 return None;
             }
@@ -326,18 +286,9 @@ fn brace_defs(
             end += 1;
         }
         let start = leading(lines, i, floor, lang);
-        let children = if container {
-            brace_defs(lines, depths, code, open + 1, end + 1, depth + 1, lang)
-        } else {
-            Vec::new()
-        };
-        defs.push(Def {
-            name,
-            receiver,
-            start,
-            end,
-            children,
-        });
+        let children =
+            if container { brace_defs(lines, depths, code, open + 1, end + 1, depth + 1, lang) } else { Vec::new() };
+        defs.push(Def { name, receiver, start, end, children });
         i = end + 1;
         floor = i;
     }
@@ -346,13 +297,7 @@ fn brace_defs(
 
 /// Python: definitions in `lo..hi` at exactly `indent`; a body ends before the next non-blank
 /// line indented no deeper than the definition.
-fn python_defs(
-    lines: &[&str],
-    in_string: &[bool],
-    lo: usize,
-    hi: usize,
-    indent: usize,
-) -> Vec<Def> {
+fn python_defs(lines: &[&str], in_string: &[bool], lo: usize, hi: usize, indent: usize) -> Vec<Def> {
     let ind = |l: &str| l.len() - l.trim_start().len();
     let mut defs = Vec::new();
     let mut i = lo;
@@ -385,20 +330,13 @@ fn python_defs(
             j += 1;
         }
         let start = leading(lines, i, floor, Lang::Python);
-        let child_indent = (body + 1..=end)
-            .find(|&k| !lines[k].trim().is_empty() && !in_string[k])
-            .map(|k| ind(lines[k]));
+        let child_indent =
+            (body + 1..=end).find(|&k| !lines[k].trim().is_empty() && !in_string[k]).map(|k| ind(lines[k]));
         let children = match child_indent {
             Some(ci) if ci > indent => python_defs(lines, in_string, body + 1, end + 1, ci),
             _ => Vec::new(),
         };
-        defs.push(Def {
-            name,
-            receiver: None,
-            start,
-            end,
-            children,
-        });
+        defs.push(Def { name, receiver: None, start, end, children });
         i = end + 1;
         floor = i;
     }
@@ -463,13 +401,7 @@ impl Emitter<'_> {
 
     /// Packs each range line by line (blank edge lines trimmed) into chunks with this title and
     /// these symbols; ranges are packed together only when `join` (a container's scattered head).
-    fn pack_lines(
-        &mut self,
-        ranges: &[(usize, usize)],
-        title: &str,
-        symbols: &[String],
-        join: bool,
-    ) {
+    fn pack_lines(&mut self, ranges: &[(usize, usize)], title: &str, symbols: &[String], join: bool) {
         // Stray closing braces are noise in module-level and container-head chunks only.
         let trim_braces = join || symbols.is_empty();
         let blank = |n: usize| {
@@ -487,11 +419,7 @@ impl Emitter<'_> {
             if lo > hi {
                 continue;
             }
-            let units = (lo..=hi).map(|n| Unit {
-                text: self.lines[n].to_string(),
-                start_line: n + 1,
-                end_line: n + 1,
-            });
+            let units = (lo..=hi).map(|n| Unit { text: self.lines[n].to_string(), start_line: n + 1, end_line: n + 1 });
             match (join, groups.last_mut()) {
                 (true, Some(g)) => g.extend(units),
                 _ => groups.push(units.collect()),
@@ -516,11 +444,7 @@ impl Emitter<'_> {
             Some(r) => format!("{r}.{}", d.name),
             None => d.name.clone(),
         };
-        let path = if parent.is_empty() {
-            name.clone()
-        } else {
-            format!("{parent}{}{name}", self.sep)
-        };
+        let path = if parent.is_empty() { name.clone() } else { format!("{parent}{}{name}", self.sep) };
         let text = self.text(d.start, d.end);
         let fits = (self.count)(&text) <= self.config.max_tokens;
         if fits || d.children.is_empty() {
@@ -586,13 +510,7 @@ pub fn chunk(doc: &Document, config: &ChunkConfig, count: Counter) -> Vec<Chunk>
         let (depths, code) = lex(&lines, lang);
         brace_defs(&lines, &depths, &code, 0, lines.len(), 0, lang)
     };
-    let mut e = Emitter {
-        lines: &lines,
-        config,
-        count,
-        sep: separator(lang),
-        out: Vec::new(),
-    };
+    let mut e = Emitter { lines: &lines, config, count, sep: separator(lang), out: Vec::new() };
     // Module-level lines between definitions, packed together under the file name.
     let mut gaps = Vec::new();
     let mut cursor = 0;
@@ -623,21 +541,11 @@ mod tests {
 
     fn run(path: &str, text: &str, max_tokens: usize) -> Vec<Chunk> {
         let doc = Document::new(path, Kind::Code, Lang::from_path(path), text.to_string());
-        chunk(
-            &doc,
-            &ChunkConfig {
-                max_tokens,
-                overlap: 0.15,
-            },
-            &approx_tokens,
-        )
+        chunk(&doc, &ChunkConfig { max_tokens, overlap: 0.15 }, &approx_tokens)
     }
 
     fn titles(chunks: &[Chunk]) -> Vec<String> {
-        chunks
-            .iter()
-            .map(|c| format!("{}:{}-{}", c.title, c.start_line, c.end_line))
-            .collect()
+        chunks.iter().map(|c| format!("{}:{}-{}", c.title, c.start_line, c.end_line)).collect()
     }
 
     #[test]
@@ -675,19 +583,8 @@ impl Store {
 }
 "#;
         let c = run("src/store.rs", src, 256);
-        assert_eq!(
-            titles(&c),
-            [
-                "store.rs:1-1",
-                "open:3-9",
-                "Store:11-13",
-                "Store:15-19",
-                "Store:21-31"
-            ]
-        );
-        assert!(
-            c[4].symbols.contains(&"get".to_string()) && c[4].symbols.contains(&"put".to_string())
-        );
+        assert_eq!(titles(&c), ["store.rs:1-1", "open:3-9", "Store:11-13", "Store:15-19", "Store:21-31"]);
+        assert!(c[4].symbols.contains(&"get".to_string()) && c[4].symbols.contains(&"put".to_string()));
         // Small budget: the impl splits into its methods, titled with the path.
         let c = run("src/store.rs", src, 30);
         let t = titles(&c);
@@ -754,40 +651,19 @@ export interface Options {
         let c = run("web/queue.ts", src, 256);
         assert_eq!(
             titles(&c),
-            [
-                "queue.ts:1-1",
-                "UploadQueue:3-12",
-                "parseSize:14-16",
-                "helper:18-18",
-                "Options:20-22"
-            ]
+            ["queue.ts:1-1", "UploadQueue:3-12", "parseSize:14-16", "helper:18-18", "Options:20-22"]
         );
-        assert!(
-            c[1].symbols.contains(&"retry".to_string())
-                && c[1].symbols.contains(&"constructor".to_string())
-        );
+        assert!(c[1].symbols.contains(&"retry".to_string()) && c[1].symbols.contains(&"constructor".to_string()));
         let c = run("web/queue.js", src, 25);
-        assert!(
-            titles(&c)
-                .iter()
-                .any(|x| x.starts_with("UploadQueue.retry:8-")),
-            "{:?}",
-            titles(&c)
-        );
+        assert!(titles(&c).iter().any(|x| x.starts_with("UploadQueue.retry:8-")), "{:?}", titles(&c));
     }
 
     #[test]
     fn go_methods_carry_their_receiver() {
         let src = "package store\n\n// Store keeps things.\ntype Store struct {\n\tpath string\n}\n\n// Open opens it.\nfunc (s *Store) Open(name string) error {\n\treturn nil\n}\n\nfunc New() *Store {\n\treturn &Store{}\n}\n";
         let c = run("store.go", src, 256);
-        assert_eq!(
-            titles(&c),
-            ["store.go:1-1", "Store:3-6", "Store.Open:8-11", "New:13-15"]
-        );
-        assert!(
-            c[2].symbols.contains(&"Open".to_string())
-                && c[2].symbols.contains(&"Store.Open".to_string())
-        );
+        assert_eq!(titles(&c), ["store.go:1-1", "Store:3-6", "Store.Open:8-11", "New:13-15"]);
+        assert!(c[2].symbols.contains(&"Open".to_string()) && c[2].symbols.contains(&"Store.Open".to_string()));
     }
 
     #[test]
@@ -800,19 +676,13 @@ export interface Options {
         let c = run("net.cpp", cpp, 256);
         let t = titles(&c);
         assert!(t.contains(&"net:3-7".to_string()), "{t:?}");
-        assert!(
-            c.iter()
-                .any(|c| c.symbols.contains(&"Socket::connect".to_string())),
-            "{c:?}"
-        );
+        assert!(c.iter().any(|c| c.symbols.contains(&"Socket::connect".to_string())), "{c:?}");
         assert!(t.contains(&"main:11-13".to_string()), "{t:?}");
     }
 
     #[test]
     fn an_oversized_function_is_split_with_overlap() {
-        let body: String = (0..200)
-            .map(|i| format!("    let v{i} = compute({i});\n"))
-            .collect();
+        let body: String = (0..200).map(|i| format!("    let v{i} = compute({i});\n")).collect();
         let src = format!("fn big() {{\n{body}}}\n");
         let c = run("big.rs", &src, 100);
         assert!(c.len() > 3);

@@ -40,33 +40,19 @@ pub fn chunk(doc: &Document, config: &ChunkConfig, count: Counter) -> Vec<Chunk>
             if let Some((level, text)) = heading(line) {
                 stack.retain(|(l, _)| *l < level);
                 stack.push((level, text.to_string()));
-                sections.push((
-                    stack.iter().map(|(_, t)| t.clone()).collect(),
-                    i + 1,
-                    Vec::new(),
-                ));
+                sections.push((stack.iter().map(|(_, t)| t.clone()).collect(), i + 1, Vec::new()));
             }
         }
         sections.last_mut().expect("one section").2.push(line);
     }
-    let fallback = doc
-        .title
-        .clone()
-        .unwrap_or_else(|| doc.file_name().to_string());
+    let fallback = doc.title.clone().unwrap_or_else(|| doc.file_name().to_string());
     let mut out = Vec::new();
     for (path, first, lines) in sections {
-        let has_body = lines
-            .iter()
-            .skip(usize::from(!path.is_empty()))
-            .any(|l| !l.trim().is_empty());
+        let has_body = lines.iter().skip(usize::from(!path.is_empty())).any(|l| !l.trim().is_empty());
         if !has_body {
             continue;
         }
-        let title = if path.is_empty() {
-            fallback.clone()
-        } else {
-            path.join(" > ")
-        };
+        let title = if path.is_empty() { fallback.clone() } else { path.join(" > ") };
         let units = paragraphs(&lines.join("\n"), first, &is_fence);
         for w in pack(units, config, count, "\n\n") {
             out.push(Chunk {

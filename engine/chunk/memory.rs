@@ -46,10 +46,7 @@ pub fn chunk(doc: &Document, config: &ChunkConfig, count: Counter) -> Vec<Chunk>
     let single = records.len() == 1;
     let mut out = Vec::new();
     for (i, r) in records.into_iter().enumerate() {
-        let title = r
-            .title
-            .clone()
-            .unwrap_or_else(|| format!("{} #{}", doc.file_name(), i + 1));
+        let title = r.title.clone().unwrap_or_else(|| format!("{} #{}", doc.file_name(), i + 1));
         // Where the record sits in the file: its title's line, else the whole file.
         let (start, end) = if single {
             (1, total_lines)
@@ -57,21 +54,12 @@ pub fn chunk(doc: &Document, config: &ChunkConfig, count: Counter) -> Vec<Chunk>
             let line = r
                 .title
                 .as_deref()
-                .and_then(|t| {
-                    doc.text
-                        .lines()
-                        .position(|l| l.contains(&serde_json::to_string(t).unwrap_or_default()))
-                })
+                .and_then(|t| doc.text.lines().position(|l| l.contains(&serde_json::to_string(t).unwrap_or_default())))
                 .map_or(1, |p| p + 1);
             (line, line)
         };
         let content = r.content.unwrap_or_default();
-        for w in pack(
-            paragraphs(&content, start, &|_| false),
-            config,
-            count,
-            "\n\n",
-        ) {
+        for w in pack(paragraphs(&content, start, &|_| false), config, count, "\n\n") {
             out.push(Chunk {
                 title: title.clone(),
                 text: w.text,
@@ -105,18 +93,8 @@ mod tests {
 
     #[test]
     fn arrays_and_jsonl_hold_several_records_and_other_json_is_not_memory() {
-        assert_eq!(
-            parse(r#"[{"title":"a","content":"x"},{"title":"b","content":"y"}]"#)
-                .unwrap()
-                .len(),
-            2
-        );
-        assert_eq!(
-            parse("{\"title\":\"a\",\"content\":\"x\"}\n{\"title\":\"b\"}\n")
-                .unwrap()
-                .len(),
-            2
-        );
+        assert_eq!(parse(r#"[{"title":"a","content":"x"},{"title":"b","content":"y"}]"#).unwrap().len(), 2);
+        assert_eq!(parse("{\"title\":\"a\",\"content\":\"x\"}\n{\"title\":\"b\"}\n").unwrap().len(), 2);
         assert!(parse(r#"{"name":"package","version":"1.0"}"#).is_none());
         assert!(parse("not json").is_none());
     }

@@ -75,11 +75,7 @@ pub fn paragraphs(text: &str, first_line: usize, is_fence: &dyn Fn(&str) -> bool
         }
         if line.trim().is_empty() && !in_fence {
             if !cur.is_empty() {
-                units.push(Unit {
-                    text: cur.join("\n"),
-                    start_line: start,
-                    end_line: lineno - 1,
-                });
+                units.push(Unit { text: cur.join("\n"), start_line: start, end_line: lineno - 1 });
                 cur.clear();
             }
             continue;
@@ -90,11 +86,7 @@ pub fn paragraphs(text: &str, first_line: usize, is_fence: &dyn Fn(&str) -> bool
         cur.push(line);
     }
     if !cur.is_empty() {
-        units.push(Unit {
-            text: cur.join("\n"),
-            start_line: start,
-            end_line: start + cur.len() - 1,
-        });
+        units.push(Unit { text: cur.join("\n"), start_line: start, end_line: start + cur.len() - 1 });
     }
     units
 }
@@ -113,16 +105,8 @@ pub fn pack(units: Vec<Unit>, config: &ChunkConfig, count: Counter, sep: &str) -
     let mut cur_tokens = 0;
     let emit = |cur: &[(Unit, usize)], windows: &mut Vec<Window>| {
         if let (Some(first), Some(last)) = (cur.first(), cur.last()) {
-            let text = cur
-                .iter()
-                .map(|(u, _)| u.text.as_str())
-                .collect::<Vec<_>>()
-                .join(sep);
-            windows.push(Window {
-                text,
-                start_line: first.0.start_line,
-                end_line: last.0.end_line,
-            });
+            let text = cur.iter().map(|(u, _)| u.text.as_str()).collect::<Vec<_>>().join(sep);
+            windows.push(Window { text, start_line: first.0.start_line, end_line: last.0.end_line });
         }
     };
     for (unit, tokens) in sized {
@@ -161,16 +145,7 @@ fn explode(unit: Unit, budget: usize, count: Counter, out: &mut Vec<(Unit, usize
                 continue;
             }
             let n = unit.start_line + i;
-            explode(
-                Unit {
-                    text: line.to_string(),
-                    start_line: n,
-                    end_line: n,
-                },
-                budget,
-                count,
-                out,
-            );
+            explode(Unit { text: line.to_string(), start_line: n, end_line: n }, budget, count, out);
         }
         return;
     }
@@ -178,37 +153,17 @@ fn explode(unit: Unit, budget: usize, count: Counter, out: &mut Vec<(Unit, usize
     let pieces = tokens.div_ceil(budget).max(2);
     let words: Vec<&str> = unit.text.split_whitespace().collect();
     let parts: Vec<String> = if words.len() >= pieces * 2 {
-        words
-            .chunks(words.len().div_ceil(pieces))
-            .map(|w| w.join(" "))
-            .collect()
+        words.chunks(words.len().div_ceil(pieces)).map(|w| w.join(" ")).collect()
     } else {
         let chars: Vec<char> = unit.text.chars().collect();
-        chars
-            .chunks(chars.len().div_ceil(pieces))
-            .map(|c| c.iter().collect())
-            .collect()
+        chars.chunks(chars.len().div_ceil(pieces)).map(|c| c.iter().collect()).collect()
     };
     for p in parts {
         let t = count(&p);
         if t > budget && p.len() > 1 && p.len() < unit.text.len() {
-            explode(
-                Unit {
-                    text: p,
-                    ..unit.clone()
-                },
-                budget,
-                count,
-                out,
-            );
+            explode(Unit { text: p, ..unit.clone() }, budget, count, out);
         } else {
-            out.push((
-                Unit {
-                    text: p,
-                    ..unit.clone()
-                },
-                t,
-            ));
+            out.push((Unit { text: p, ..unit.clone() }, t));
         }
     }
 }
@@ -219,10 +174,7 @@ mod tests {
     use crate::embed::approx_tokens;
 
     fn cfg(max_tokens: usize) -> ChunkConfig {
-        ChunkConfig {
-            max_tokens,
-            overlap: 0.15,
-        }
+        ChunkConfig { max_tokens, overlap: 0.15 }
     }
 
     #[test]
@@ -238,11 +190,7 @@ mod tests {
     #[test]
     fn pack_respects_budget_and_overlaps() {
         let units: Vec<Unit> = (1..=20)
-            .map(|i| Unit {
-                text: format!("word{i} alpha beta gamma delta"),
-                start_line: i,
-                end_line: i,
-            })
+            .map(|i| Unit { text: format!("word{i} alpha beta gamma delta"), start_line: i, end_line: i })
             .collect();
         let windows = pack(units, &cfg(40), &approx_tokens, "\n");
         assert!(windows.len() > 2);
@@ -257,29 +205,11 @@ mod tests {
     #[test]
     fn a_huge_single_line_is_split() {
         let line = "token ".repeat(5000);
-        let windows = pack(
-            vec![Unit {
-                text: line,
-                start_line: 1,
-                end_line: 1,
-            }],
-            &cfg(100),
-            &approx_tokens,
-            "\n",
-        );
+        let windows = pack(vec![Unit { text: line, start_line: 1, end_line: 1 }], &cfg(100), &approx_tokens, "\n");
         assert!(windows.len() >= 50);
         assert!(windows.iter().all(|w| approx_tokens(&w.text) <= 100));
         let no_spaces = "x".repeat(20000);
-        let windows = pack(
-            vec![Unit {
-                text: no_spaces,
-                start_line: 1,
-                end_line: 1,
-            }],
-            &cfg(100),
-            &approx_tokens,
-            "\n",
-        );
+        let windows = pack(vec![Unit { text: no_spaces, start_line: 1, end_line: 1 }], &cfg(100), &approx_tokens, "\n");
         assert!(windows.iter().all(|w| approx_tokens(&w.text) <= 100));
     }
 }

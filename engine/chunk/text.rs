@@ -5,10 +5,7 @@ use crate::config::ChunkConfig;
 use crate::ingest::Document;
 
 pub fn chunk(doc: &Document, config: &ChunkConfig, count: Counter) -> Vec<Chunk> {
-    let title = doc
-        .title
-        .clone()
-        .unwrap_or_else(|| doc.file_name().to_string());
+    let title = doc.title.clone().unwrap_or_else(|| doc.file_name().to_string());
     pack(paragraphs(&doc.text, 1, &|_| false), config, count, "\n\n")
         .into_iter()
         .map(|w| Chunk {

@@ -11,8 +11,7 @@ use tantivy::schema::{
     Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED, STORED, STRING,
 };
 use tantivy::tokenizer::{
-    Language, LowerCaser, RemoveLongFilter, Stemmer, StopWordFilter, TextAnalyzer, Token,
-    TokenStream, Tokenizer,
+    Language, LowerCaser, RemoveLongFilter, Stemmer, StopWordFilter, TextAnalyzer, Token, TokenStream, Tokenizer,
 };
 use tantivy::{Index, Term};
 
@@ -107,10 +106,7 @@ impl TokenStream for VecTokenStream {
 impl Tokenizer for CodeTokenizer {
     type TokenStream<'a> = VecTokenStream;
     fn token_stream<'a>(&'a mut self, text: &'a str) -> VecTokenStream {
-        VecTokenStream {
-            tokens: code_tokens(text),
-            next: 0,
-        }
+        VecTokenStream { tokens: code_tokens(text), next: 0 }
     }
 }
 
@@ -130,9 +126,7 @@ fn split_word(word: &str, base: usize, out: &mut Vec<(usize, usize)>) {
             let prev = chars[k - 1].1;
             let next = chars.get(k + 1).map(|x| x.1);
             let boundary = (prev.is_lowercase() && c.is_uppercase())
-                || (prev.is_uppercase()
-                    && c.is_uppercase()
-                    && next.is_some_and(|n| n.is_lowercase()))
+                || (prev.is_uppercase() && c.is_uppercase() && next.is_some_and(|n| n.is_lowercase()))
                 || (prev.is_numeric() && c.is_alphabetic() && c.is_uppercase());
             if boundary {
                 out.push((base + s, base + i));
@@ -190,8 +184,7 @@ pub fn code_tokens(text: &str) -> Vec<Token> {
                 0
             };
             let after = i + joiner;
-            if joiner > 0 && after < text.len() && text[after..].chars().next().is_some_and(is_word)
-            {
+            if joiner > 0 && after < text.len() && text[after..].chars().next().is_some_and(is_word) {
                 i = after;
             } else {
                 break;
@@ -248,10 +241,7 @@ pub fn query(fields: &Fields, config: &Bm25Config, text: &str) -> Option<Box<dyn
             continue;
         }
         for t in &terms {
-            let q = TermQuery::new(
-                Term::from_field_text(field, t),
-                IndexRecordOption::WithFreqs,
-            );
+            let q = TermQuery::new(Term::from_field_text(field, t), IndexRecordOption::WithFreqs);
             clauses.push((Occur::Should, Box::new(BoostQuery::new(Box::new(q), boost))));
         }
     }
@@ -266,17 +256,10 @@ pub fn symbol_query(fields: &Fields, symbols: &[String]) -> Result<Option<Box<dy
         if s.len() < 2 {
             continue;
         }
-        let exact = TermQuery::new(
-            Term::from_field_text(fields.symbol_raw, &s),
-            IndexRecordOption::Basic,
-        );
-        clauses.push((
-            Occur::Should,
-            Box::new(BoostQuery::new(Box::new(exact), 2.0)),
-        ));
+        let exact = TermQuery::new(Term::from_field_text(fields.symbol_raw, &s), IndexRecordOption::Basic);
+        clauses.push((Occur::Should, Box::new(BoostQuery::new(Box::new(exact), 2.0))));
         if s.len() >= 3 {
-            let prefix =
-                RegexQuery::from_pattern(&format!("{}.*", regex_escape(&s)), fields.symbol_raw)?;
+            let prefix = RegexQuery::from_pattern(&format!("{}.*", regex_escape(&s)), fields.symbol_raw)?;
             clauses.push((Occur::Should, Box::new(prefix)));
         }
     }
@@ -305,17 +288,11 @@ mod tests {
     #[test]
     fn identifiers_split_and_stay_whole() {
         assert_eq!(raw("getUserName"), ["getUserName", "get", "User", "Name"]);
-        assert_eq!(
-            raw("get_user_name"),
-            ["get_user_name", "get", "user", "name"]
-        );
+        assert_eq!(raw("get_user_name"), ["get_user_name", "get", "user", "name"]);
         assert_eq!(raw("HTTPServer"), ["HTTPServer", "HTTP", "Server"]);
         assert_eq!(raw("kebab-case"), ["kebab", "case", "kebab-case"]);
         assert_eq!(raw("std::io::Read"), ["std", "io", "Read", "std::io::Read"]);
-        assert_eq!(
-            raw("os.path.join(x)"),
-            ["os", "path", "join", "os.path.join", "x"]
-        );
+        assert_eq!(raw("os.path.join(x)"), ["os", "path", "join", "os.path.join", "x"]);
         assert_eq!(raw("The end. Next"), ["The", "end", "Next"]);
     }
 

@@ -81,8 +81,7 @@ pub fn build(
     options: &BuildOptions,
 ) -> Result<IndexReport> {
     let started = Instant::now();
-    std::fs::create_dir_all(index_dir)
-        .ctx(|| format!("creating index directory {}", index_dir.display()))?;
+    std::fs::create_dir_all(index_dir).ctx(|| format!("creating index directory {}", index_dir.display()))?;
     let _lock = WriterLock::acquire(index_dir)?;
     let live = store::current_generation(index_dir)?;
     let previous: Option<(PathBuf, Meta)> = match (&live, options.rebuild) {
@@ -112,26 +111,14 @@ pub fn build(
     report.warnings = scan.warnings;
     report.seconds.walk = t.elapsed().as_secs_f64();
 
-    let old_meta = previous
-        .as_ref()
-        .map(|(_, m)| m.clone())
-        .unwrap_or_else(|| Meta::new(embedder.id(), embedder.dimensions()));
+    let old_meta =
+        previous.as_ref().map(|(_, m)| m.clone()).unwrap_or_else(|| Meta::new(embedder.id(), embedder.dimensions()));
     let seen: HashSet<&str> = scan.documents.iter().map(|d| d.id.as_str()).collect();
     let hashes: Vec<String> = scan.documents.par_iter().map(Document::hash).collect();
     let changed: Vec<usize> = (0..scan.documents.len())
-        .filter(|&i| {
-            old_meta
-                .docs
-                .get(&scan.documents[i].id)
-                .is_none_or(|e| e.hash != hashes[i])
-        })
+        .filter(|&i| old_meta.docs.get(&scan.documents[i].id).is_none_or(|e| e.hash != hashes[i]))
         .collect();
-    let removed: Vec<String> = old_meta
-        .docs
-        .keys()
-        .filter(|id| !seen.contains(id.as_str()))
-        .cloned()
-        .collect();
+    let removed: Vec<String> = old_meta.docs.keys().filter(|id| !seen.contains(id.as_str())).cloned().collect();
     report.files_changed = changed.len();
     report.files_removed = removed.len();
     if previous.is_some() && changed.is_empty() && removed.is_empty() {
@@ -142,17 +129,11 @@ pub fn build(
     // Chunk what changed.
     let t = Instant::now();
     let count = |s: &str| embedder.count_tokens(s);
-    let chunked: Vec<Vec<Chunk>> = changed
-        .par_iter()
-        .map(|&i| chunk_document(&scan.documents[i], &settings.chunk, &count))
-        .collect();
+    let chunked: Vec<Vec<Chunk>> =
+        changed.par_iter().map(|&i| chunk_document(&scan.documents[i], &settings.chunk, &count)).collect();
     let mut meta = old_meta.clone();
     let mut dropped: HashSet<u64> = HashSet::new();
-    for id in changed
-        .iter()
-        .map(|&i| &scan.documents[i].id)
-        .chain(removed.iter())
-    {
+    for id in changed.iter().map(|&i| &scan.documents[i].id).chain(removed.iter()) {
         if let Some(e) = meta.docs.remove(id) {
             report.chunks_removed += e.vids.len();
             dropped.extend(e.vids);
@@ -167,22 +148,11 @@ pub fn build(
             meta.next_vid += 1;
             vids.push(vid);
             let key = store::text_key(&embed_text(&chunk));
-            new_chunks.push(NewChunk {
-                vid,
-                doc: i,
-                chunk,
-                key,
-            });
+            new_chunks.push(NewChunk { vid, doc: i, chunk, key });
         }
         meta.docs.insert(
             d.id.clone(),
-            DocEntry {
-                hash: hashes[i].clone(),
-                path: d.path.clone(),
-                kind: d.kind,
-                lang: d.lang,
-                vids,
-            },
+            DocEntry { hash: hashes[i].clone(), path: d.path.clone(), kind: d.kind, lang: d.lang, vids },
         );
     }
     report.chunks_added = new_chunks.len();
@@ -193,11 +163,8 @@ pub fn build(
     std::fs::create_dir_all(&gen_dir).ctx(|| format!("creating {}", gen_dir.display()))?;
 
     // Embedding (the long pole) runs while tantivy indexes the same chunks on another thread.
-    let changed_ids: Vec<&str> = changed
-        .iter()
-        .map(|&i| scan.documents[i].id.as_str())
-        .chain(removed.iter().map(String::as_str))
-        .collect();
+    let changed_ids: Vec<&str> =
+        changed.iter().map(|&i| scan.documents[i].id.as_str()).chain(removed.iter().map(String::as_str)).collect();
     let mut cache = EmbedCache::open(index_dir, embedder.id(), embedder.dimensions())?;
     let (bm25_result, embed_result) = std::thread::scope(|s| {
         let bm25 = s.spawn(|| {
@@ -214,10 +181,7 @@ pub fn build(
         let t = Instant::now();
         let embedded = embed_missing(&new_chunks, &mut cache, embedder, options);
         let embed_secs = t.elapsed().as_secs_f64();
-        (
-            bm25.join().expect("tantivy thread"),
-            embedded.map(|n| (n, embed_secs)),
-        )
+        (bm25.join().expect("tantivy thread"), embedded.map(|n| (n, embed_secs)))
     });
     report.seconds.bm25 = bm25_result?;
     let (embedded, embed_secs) = embed_result?;
@@ -253,16 +217,10 @@ pub fn build(
     meta.generation = generation;
     meta.chunks = vids.len();
     meta.source = Some(source.clone());
-    meta.updated_unix = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    meta.changed = changed
-        .iter()
-        .map(|&i| scan.documents[i].id.clone())
-        .collect();
-    let meta_json =
-        serde_json::to_vec(&meta).map_err(|e| Error::io("serialising meta", e.into()))?;
+    meta.updated_unix =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    meta.changed = changed.iter().map(|&i| scan.documents[i].id.clone()).collect();
+    let meta_json = serde_json::to_vec(&meta).map_err(|e| Error::io("serialising meta", e.into()))?;
     store::write_synced(&gen_dir.join(store::META), &meta_json)?;
     store::sync_dir(&gen_dir)?;
     store::switch_current(index_dir, &gen_dir)?;
@@ -295,17 +253,12 @@ fn embed_missing(
         }
     }
     // Globally sorted by length so each model batch pads to similar lengths.
-    todo.sort_by_key(|(i, _)| {
-        std::cmp::Reverse(chunks[*i].chunk.text.len() + chunks[*i].chunk.title.len())
-    });
+    todo.sort_by_key(|(i, _)| std::cmp::Reverse(chunks[*i].chunk.text.len() + chunks[*i].chunk.title.len()));
     // Batches large enough to keep the model busy, small enough that a killed run loses little.
     const STEP: usize = 64;
     let mut done = 0;
     for batch in todo.chunks(STEP) {
-        let texts: Vec<String> = batch
-            .iter()
-            .map(|(i, _)| embed_text(&chunks[*i].chunk))
-            .collect();
+        let texts: Vec<String> = batch.iter().map(|(i, _)| embed_text(&chunks[*i].chunk)).collect();
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         let vectors = embedder.embed(&refs)?;
         cache.insert_many(batch.iter().map(|(_, k)| *k).zip(vectors).collect())?;
@@ -375,9 +328,7 @@ fn write_tantivy(
     for entry in std::fs::read_dir(&dir).ctx(|| format!("listing {}", dir.display()))? {
         let p = entry.ctx(|| format!("listing {}", dir.display()))?.path();
         if p.is_file() {
-            std::fs::File::open(&p)
-                .and_then(|f| f.sync_all())
-                .ctx(|| format!("syncing {}", p.display()))?;
+            std::fs::File::open(&p).and_then(|f| f.sync_all()).ctx(|| format!("syncing {}", p.display()))?;
         }
     }
     store::sync_dir(&dir)
@@ -421,9 +372,8 @@ fn dir_size(p: &Path) -> u64 {
 
 /// Reads the status of the index at `index_dir`.
 pub fn status(index_dir: &Path) -> Result<Status> {
-    let gen = store::current_generation(index_dir)?.ok_or_else(|| Error::IndexMissing {
-        path: index_dir.to_path_buf(),
-    })?;
+    let gen =
+        store::current_generation(index_dir)?.ok_or_else(|| Error::IndexMissing { path: index_dir.to_path_buf() })?;
     let meta = store::read_meta(&gen)?;
     let mut by_kind: std::collections::BTreeMap<String, KindCount> = Default::default();
     let mut by_lang: std::collections::BTreeMap<String, KindCount> = Default::default();
@@ -454,8 +404,5 @@ pub fn status(index_dir: &Path) -> Result<Status> {
 
 /// Map from vector id to the document it belongs to (for status and search).
 pub fn vid_docs(meta: &Meta) -> HashMap<u64, String> {
-    meta.docs
-        .iter()
-        .flat_map(|(id, e)| e.vids.iter().map(move |v| (*v, id.clone())))
-        .collect()
+    meta.docs.iter().flat_map(|(id, e)| e.vids.iter().map(move |v| (*v, id.clone()))).collect()
 }

@@ -79,10 +79,8 @@ impl Meta {
 
     /// Errors unless this index was built by this schema, chunker and model.
     pub fn check_compatible(&self, dir: &Path, model_id: Option<&str>) -> Result<()> {
-        let found = format!(
-            "schema v{}, chunker v{}, model {}",
-            self.schema_version, self.chunker_version, self.model_id
-        );
+        let found =
+            format!("schema v{}, chunker v{}, model {}", self.schema_version, self.chunker_version, self.model_id);
         let expected = format!(
             "schema v{}, chunker v{}, model {}",
             SCHEMA_VERSION,
@@ -90,11 +88,7 @@ impl Meta {
             model_id.unwrap_or(&self.model_id)
         );
         if found != expected {
-            return Err(Error::IndexIncompatible {
-                path: dir.to_path_buf(),
-                found,
-                expected,
-            });
+            return Err(Error::IndexIncompatible { path: dir.to_path_buf(), found, expected });
         }
         Ok(())
     }
@@ -122,10 +116,7 @@ pub fn current_generation(dir: &Path) -> Result<Option<PathBuf>> {
             Ok(Some(dir.join(name)))
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(Error::io(
-            format!("reading {}", dir.join(CURRENT).display()),
-            e,
-        )),
+        Err(e) => Err(Error::io(format!("reading {}", dir.join(CURRENT).display()), e)),
     }
 }
 
@@ -133,36 +124,26 @@ pub fn current_generation(dir: &Path) -> Result<Option<PathBuf>> {
 pub fn read_meta(gen_dir: &Path) -> Result<Meta> {
     let path = gen_dir.join(META);
     let text = std::fs::read_to_string(&path).ctx(|| format!("reading {}", path.display()))?;
-    serde_json::from_str(&text).map_err(|e| Error::IndexCorrupt {
-        path,
-        reason: e.to_string(),
-    })
+    serde_json::from_str(&text).map_err(|e| Error::IndexCorrupt { path, reason: e.to_string() })
 }
 
 /// Writes a file and fsyncs it.
 pub fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
     let mut f = std::fs::File::create(path).ctx(|| format!("creating {}", path.display()))?;
-    f.write_all(bytes)
-        .ctx(|| format!("writing {}", path.display()))?;
+    f.write_all(bytes).ctx(|| format!("writing {}", path.display()))?;
     f.sync_all().ctx(|| format!("syncing {}", path.display()))
 }
 
 pub fn sync_dir(path: &Path) -> Result<()> {
-    std::fs::File::open(path)
-        .and_then(|f| f.sync_all())
-        .ctx(|| format!("syncing directory {}", path.display()))
+    std::fs::File::open(path).and_then(|f| f.sync_all()).ctx(|| format!("syncing directory {}", path.display()))
 }
 
 /// Makes `gen_dir` the live generation: write `CURRENT.tmp`, fsync, rename over `CURRENT`, fsync.
 pub fn switch_current(dir: &Path, gen_dir: &Path) -> Result<()> {
-    let name = gen_dir
-        .file_name()
-        .expect("generation dir has a name")
-        .to_string_lossy();
+    let name = gen_dir.file_name().expect("generation dir has a name").to_string_lossy();
     let tmp = dir.join("CURRENT.tmp");
     write_synced(&tmp, format!("{name}\n").as_bytes())?;
-    std::fs::rename(&tmp, dir.join(CURRENT))
-        .ctx(|| format!("switching {}", dir.join(CURRENT).display()))?;
+    std::fs::rename(&tmp, dir.join(CURRENT)).ctx(|| format!("switching {}", dir.join(CURRENT).display()))?;
     sync_dir(dir)
 }
 
@@ -184,9 +165,7 @@ pub fn remove_generations_except(dir: &Path, keep: &[&Path]) -> Result<()> {
     for entry in std::fs::read_dir(dir).ctx(|| format!("listing {}", dir.display()))? {
         let entry = entry.ctx(|| format!("listing {}", dir.display()))?;
         let path = entry.path();
-        if gen_number(&entry.file_name().to_string_lossy()).is_some()
-            && !keep.iter().any(|k| *k == path)
-        {
+        if gen_number(&entry.file_name().to_string_lossy()).is_some() && !keep.iter().any(|k| *k == path) {
             std::fs::remove_dir_all(&path).ctx(|| format!("removing {}", path.display()))?;
         }
     }
@@ -237,13 +216,9 @@ impl WriterLock {
                 "" => "another process".to_string(),
                 pid => format!("pid {pid}"),
             };
-            return Err(Error::Locked {
-                path: dir.to_path_buf(),
-                holder,
-            });
+            return Err(Error::Locked { path: dir.to_path_buf(), holder });
         }
-        file.set_len(0)
-            .ctx(|| format!("writing {}", path.display()))?;
+        file.set_len(0).ctx(|| format!("writing {}", path.display()))?;
         let _ = write!(file, "{}", std::process::id());
         Ok(WriterLock { _file: file })
     }
@@ -268,16 +243,8 @@ impl EmbedCache {
     pub fn open(index_dir: &Path, model_id: &str, dim: usize) -> Result<EmbedCache> {
         let dir = index_dir.join("cache");
         std::fs::create_dir_all(&dir).ctx(|| format!("creating {}", dir.display()))?;
-        let safe: String = model_id
-            .chars()
-            .map(|c| {
-                if c.is_alphanumeric() || c == '-' || c == '.' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
+        let safe: String =
+            model_id.chars().map(|c| if c.is_alphanumeric() || c == '-' || c == '.' { c } else { '_' }).collect();
         let path = dir.join(format!("{safe}.vec"));
         let record = 16 + dim * 4;
         let mut map = HashMap::new();
@@ -285,10 +252,7 @@ impl EmbedCache {
             let whole = bytes.len() / record * record;
             for r in bytes[..whole].chunks_exact(record) {
                 let key: [u8; 16] = r[..16].try_into().expect("16");
-                let v = r[16..]
-                    .chunks_exact(4)
-                    .map(|c| f32::from_le_bytes(c.try_into().expect("4")))
-                    .collect();
+                let v = r[16..].chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().expect("4"))).collect();
                 map.insert(key, v);
             }
             if whole != bytes.len() {
@@ -296,16 +260,10 @@ impl EmbedCache {
                     .write(true)
                     .open(&path)
                     .ctx(|| format!("opening {}", path.display()))?;
-                f.set_len(whole as u64)
-                    .ctx(|| format!("trimming {}", path.display()))?;
+                f.set_len(whole as u64).ctx(|| format!("trimming {}", path.display()))?;
             }
         }
-        Ok(EmbedCache {
-            path,
-            dim,
-            map,
-            file: None,
-        })
+        Ok(EmbedCache { path, dim, map, file: None })
     }
 
     pub fn get(&self, key: &[u8; 16]) -> Option<&Vec<f32>> {
@@ -339,8 +297,7 @@ impl EmbedCache {
             }
         }
         let file = self.file.as_mut().expect("opened above");
-        file.write_all(&buf)
-            .ctx(|| format!("writing {}", self.path.display()))?;
+        file.write_all(&buf).ctx(|| format!("writing {}", self.path.display()))?;
         for (k, v) in items {
             self.map.insert(k, v);
         }
@@ -356,11 +313,7 @@ mod tests {
     fn cache_survives_a_torn_tail() {
         let dir = tempfile::tempdir().unwrap();
         let mut c = EmbedCache::open(dir.path(), "m/1", 2).unwrap();
-        c.insert_many(vec![
-            (text_key("a"), vec![1.0, 2.0]),
-            (text_key("b"), vec![3.0, 4.0]),
-        ])
-        .unwrap();
+        c.insert_many(vec![(text_key("a"), vec![1.0, 2.0]), (text_key("b"), vec![3.0, 4.0])]).unwrap();
         drop(c);
         let path = dir.path().join("cache/m_1.vec");
         let mut bytes = std::fs::read(&path).unwrap();
@@ -377,10 +330,6 @@ mod tests {
         let _held = WriterLock::acquire(dir.path()).unwrap();
         // flock is per open file description, so a second open in this process conflicts too.
         let err = WriterLock::acquire(dir.path()).err().unwrap();
-        assert!(
-            err.to_string()
-                .contains(&format!("pid {}", std::process::id())),
-            "{err}"
-        );
+        assert!(err.to_string().contains(&format!("pid {}", std::process::id())), "{err}");
     }
 }

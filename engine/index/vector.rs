@@ -30,13 +30,7 @@ pub struct VectorStore {
 impl VectorStore {
     /// An empty store.
     pub fn empty(dim: usize) -> VectorStore {
-        VectorStore {
-            dim,
-            vids: Vec::new(),
-            data: Vec::new(),
-            graph: None,
-            ef_search: 64,
-        }
+        VectorStore { dim, vids: Vec::new(), data: Vec::new(), graph: None, ef_search: 64 }
     }
 
     pub fn len(&self) -> usize {
@@ -57,13 +51,7 @@ impl VectorStore {
 
     /// Writes `vectors.bin` (and the graph, when large enough) into `dir`, fsynced.
     /// Returns whether a graph was written.
-    pub fn write(
-        dir: &Path,
-        dim: usize,
-        vids: &[u64],
-        data: &[f32],
-        config: &VectorConfig,
-    ) -> Result<bool> {
+    pub fn write(dir: &Path, dim: usize, vids: &[u64], data: &[f32], config: &VectorConfig) -> Result<bool> {
         let path = dir.join(FILE);
         let mut buf = Vec::with_capacity(24 + vids.len() * 8 + data.len() * 4);
         buf.extend_from_slice(MAGIC);
@@ -76,24 +64,18 @@ impl VectorStore {
             buf.extend_from_slice(&x.to_le_bytes());
         }
         let mut f = std::fs::File::create(&path).ctx(|| format!("creating {}", path.display()))?;
-        f.write_all(&buf)
-            .ctx(|| format!("writing {}", path.display()))?;
+        f.write_all(&buf).ctx(|| format!("writing {}", path.display()))?;
         f.sync_all().ctx(|| format!("syncing {}", path.display()))?;
         if vids.len() < config.exact_below {
             return Ok(false);
         }
         let graph = build_graph(dim, data, config);
         graph.file_dump(dir, GRAPH).map_err(|e| {
-            Error::io(
-                format!("writing HNSW graph in {}", dir.display()),
-                std::io::Error::other(e.to_string()),
-            )
+            Error::io(format!("writing HNSW graph in {}", dir.display()), std::io::Error::other(e.to_string()))
         })?;
         for ext in ["hnsw.graph", "hnsw.data"] {
             let p = dir.join(format!("{GRAPH}.{ext}"));
-            std::fs::File::open(&p)
-                .and_then(|f| f.sync_all())
-                .ctx(|| format!("syncing {}", p.display()))?;
+            std::fs::File::open(&p).and_then(|f| f.sync_all()).ctx(|| format!("syncing {}", p.display()))?;
         }
         Ok(true)
     }
@@ -102,10 +84,7 @@ impl VectorStore {
     pub fn open(dir: &Path, with_graph: bool, config: &VectorConfig) -> Result<VectorStore> {
         let path = dir.join(FILE);
         let bytes = std::fs::read(&path).ctx(|| format!("reading {}", path.display()))?;
-        let corrupt = |reason: &str| Error::IndexCorrupt {
-            path: path.clone(),
-            reason: reason.into(),
-        };
+        let corrupt = |reason: &str| Error::IndexCorrupt { path: path.clone(), reason: reason.into() };
         if bytes.len() < 20 || &bytes[..8] != MAGIC {
             return Err(corrupt("bad header"));
         }
@@ -114,47 +93,30 @@ impl VectorStore {
         if bytes.len() != 20 + n * 8 + n * dim * 4 {
             return Err(corrupt("truncated"));
         }
-        let vids = bytes[20..20 + n * 8]
-            .chunks_exact(8)
-            .map(|c| u64::from_le_bytes(c.try_into().expect("8")))
-            .collect();
-        let data = bytes[20 + n * 8..]
-            .chunks_exact(4)
-            .map(|c| f32::from_le_bytes(c.try_into().expect("4")))
-            .collect();
+        let vids =
+            bytes[20..20 + n * 8].chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8"))).collect();
+        let data = bytes[20 + n * 8..].chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().expect("4"))).collect();
         let graph = if with_graph {
             // hnsw_rs's loaded graph borrows its loader; the loader lives as long as the process
             // keeps this generation open (a few hundred bytes once the data is copied in).
             let io: &'static mut HnswIo = Box::leak(Box::new(HnswIo::new(dir, GRAPH)));
-            let mut g: Hnsw<'static, f32, DistDot> =
-                io.load_hnsw::<f32, DistDot>()
-                    .map_err(|e| Error::IndexCorrupt {
-                        path: dir.join(GRAPH),
-                        reason: e.to_string(),
-                    })?;
+            let mut g: Hnsw<'static, f32, DistDot> = io
+                .load_hnsw::<f32, DistDot>()
+                .map_err(|e| Error::IndexCorrupt { path: dir.join(GRAPH), reason: e.to_string() })?;
             g.set_searching_mode(true);
             Some(g)
         } else {
             None
         };
-        Ok(VectorStore {
-            dim,
-            vids,
-            data,
-            graph,
-            ef_search: config.ef_search,
-        })
+        Ok(VectorStore { dim, vids, data, graph, ef_search: config.ef_search })
     }
 
     /// The `k` nearest rows to `query` as (row index, cosine), best first.
     pub fn search(&self, query: &[f32], k: usize) -> Vec<(usize, f32)> {
         match &self.graph {
             Some(g) => {
-                let mut hits: Vec<(usize, f32)> = g
-                    .search(query, k, self.ef_search.max(k))
-                    .into_iter()
-                    .map(|n| (n.d_id, 1.0 - n.distance))
-                    .collect();
+                let mut hits: Vec<(usize, f32)> =
+                    g.search(query, k, self.ef_search.max(k)).into_iter().map(|n| (n.d_id, 1.0 - n.distance)).collect();
                 hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
                 hits
             }
@@ -224,11 +186,7 @@ impl Graph {
     }
 
     pub fn search(&self, query: &[f32], k: usize, ef: usize) -> Vec<(usize, f32)> {
-        self.graph
-            .search(query, k, ef.max(k))
-            .into_iter()
-            .map(|n| (n.d_id, 1.0 - n.distance))
-            .collect()
+        self.graph.search(query, k, ef.max(k)).into_iter().map(|n| (n.d_id, 1.0 - n.distance)).collect()
     }
 }
 
@@ -247,32 +205,21 @@ mod tests {
         let dim = 8;
         let mut data = Vec::new();
         for i in 0..300 {
-            let mut v: Vec<f32> = (0..dim)
-                .map(|j| (((i * 31 + j * 17) % 23) as f32) - 11.0)
-                .collect();
+            let mut v: Vec<f32> = (0..dim).map(|j| (((i * 31 + j * 17) % 23) as f32) - 11.0).collect();
             crate::embed::normalize(&mut v);
             data.extend(v);
         }
         let vids: Vec<u64> = (0..300).map(|i| 1000 + i).collect();
         let dir = tempfile::tempdir().unwrap();
-        let config = VectorConfig {
-            exact_below: 100,
-            ..VectorConfig::default()
-        };
+        let config = VectorConfig { exact_below: 100, ..VectorConfig::default() };
         assert!(VectorStore::write(dir.path(), dim, &vids, &data, &config).unwrap());
         let store = VectorStore::open(dir.path(), true, &config).unwrap();
         assert_eq!(store.vids, vids);
         let q = store.row(7).to_vec();
         // Rows repeat every 23, so check the score, not the index.
         assert!((store.search(&q, 1)[0].1 - 1.0).abs() < 1e-5);
-        assert_eq!(
-            store.search_exact(&q, 1)[0],
-            (7, store.search_exact(&q, 1)[0].1)
-        );
+        assert_eq!(store.search_exact(&q, 1)[0], (7, store.search_exact(&q, 1)[0].1));
         std::fs::write(dir.path().join(FILE), b"ENGVEC01junk").unwrap();
-        assert!(matches!(
-            VectorStore::open(dir.path(), false, &config),
-            Err(Error::IndexCorrupt { .. })
-        ));
+        assert!(matches!(VectorStore::open(dir.path(), false, &config), Err(Error::IndexCorrupt { .. })));
     }
 }

@@ -77,9 +77,8 @@ impl Lang {
 }
 
 /// Text-like extensions indexed as plain text.
-const TEXT_EXTENSIONS: &[&str] = &[
-    "txt", "rst", "adoc", "org", "toml", "yaml", "yml", "ini", "cfg", "sh", "sql", "html", "css",
-];
+const TEXT_EXTENSIONS: &[&str] =
+    &["txt", "rst", "adoc", "org", "toml", "yaml", "yml", "ini", "cfg", "sh", "sql", "html", "css"];
 
 /// One document to index.
 #[derive(Debug, Clone)]
@@ -96,14 +95,7 @@ pub struct Document {
 
 impl Document {
     pub fn new(path: &str, kind: Kind, lang: Option<Lang>, text: String) -> Document {
-        Document {
-            id: path.to_string(),
-            path: path.to_string(),
-            kind,
-            lang,
-            title: None,
-            text,
-        }
+        Document { id: path.to_string(), path: path.to_string(), kind, lang, title: None, text }
     }
 
     /// The last path component.
@@ -148,14 +140,9 @@ fn globset(patterns: &[String], what: &str) -> Result<Option<GlobSet>> {
     }
     let mut b = GlobSetBuilder::new();
     for p in patterns {
-        b.add(
-            Glob::new(p)
-                .map_err(|e| Error::Config(format!("[index] {what}: bad glob {p:?}: {e}")))?,
-        );
+        b.add(Glob::new(p).map_err(|e| Error::Config(format!("[index] {what}: bad glob {p:?}: {e}")))?);
     }
-    b.build()
-        .map(Some)
-        .map_err(|e| Error::Config(format!("[index] {what}: {e}")))
+    b.build().map(Some).map_err(|e| Error::Config(format!("[index] {what}: {e}")))
 }
 
 /// Classifies a file by name; `None` for types the engine does not index.
@@ -182,10 +169,7 @@ fn classify(rel: &str) -> Option<(Kind, Option<Lang>)> {
 /// Walks `root` and reads every indexable file.
 pub fn scan_dir(root: &Path, config: &IndexConfig, index_dir: Option<&Path>) -> Result<Scan> {
     if !root.is_dir() {
-        return Err(Error::InvalidInput(format!(
-            "{} is not a directory",
-            root.display()
-        )));
+        return Err(Error::InvalidInput(format!("{} is not a directory", root.display())));
     }
     let include = globset(&config.include, "include")?;
     let exclude = globset(&config.exclude, "exclude")?;
@@ -200,12 +184,8 @@ pub fn scan_dir(root: &Path, config: &IndexConfig, index_dir: Option<&Path>) -> 
     }
     let mut seen = std::collections::HashSet::new();
     for walk_root in &roots {
-        let walker = ignore::WalkBuilder::new(walk_root)
-            .hidden(true)
-            .git_ignore(true)
-            .ignore(true)
-            .require_git(false)
-            .build();
+        let walker =
+            ignore::WalkBuilder::new(walk_root).hidden(true).git_ignore(true).ignore(true).require_git(false).build();
         for entry in walker {
             let entry = match entry {
                 Ok(e) => e,
@@ -223,17 +203,12 @@ pub fn scan_dir(root: &Path, config: &IndexConfig, index_dir: Option<&Path>) -> 
                     continue;
                 }
             }
-            let rel = path
-                .strip_prefix(root)
-                .unwrap_or(path)
-                .to_string_lossy()
-                .replace('\\', "/");
+            let rel = path.strip_prefix(root).unwrap_or(path).to_string_lossy().replace('\\', "/");
             if !seen.insert(rel.clone()) {
                 continue;
             }
             scan.files_scanned += 1;
-            if include.as_ref().is_some_and(|g| !g.is_match(&rel))
-                || exclude.as_ref().is_some_and(|g| g.is_match(&rel))
+            if include.as_ref().is_some_and(|g| !g.is_match(&rel)) || exclude.as_ref().is_some_and(|g| g.is_match(&rel))
             {
                 scan.skipped += 1;
                 continue;
@@ -266,17 +241,13 @@ pub fn scan_dir(root: &Path, config: &IndexConfig, index_dir: Option<&Path>) -> 
 fn read_text(path: &Path, max: u64) -> std::result::Result<String, String> {
     let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
     if meta.len() > max {
-        return Err(format!(
-            "{} bytes is over the {max}-byte limit ([index] max_file_size)",
-            meta.len()
-        ));
+        return Err(format!("{} bytes is over the {max}-byte limit ([index] max_file_size)", meta.len()));
     }
     let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
     if bytes[..bytes.len().min(8192)].contains(&0) {
         return Err("binary file".into());
     }
-    String::from_utf8(bytes)
-        .map_err(|e| format!("invalid UTF-8 at byte {}", e.utf8_error().valid_up_to()))
+    String::from_utf8(bytes).map_err(|e| format!("invalid UTF-8 at byte {}", e.utf8_error().valid_up_to()))
 }
 
 #[derive(Deserialize)]
@@ -291,47 +262,26 @@ struct BeirDoc {
 
 /// Reads a BEIR `corpus.jsonl`. A malformed line is an error naming the file and line.
 pub fn scan_beir(dir: &Path) -> Result<Scan> {
-    let path = if dir.is_file() {
-        dir.to_path_buf()
-    } else {
-        dir.join("corpus.jsonl")
-    };
-    let text =
-        std::fs::read_to_string(&path).ctx(|| format!("reading BEIR corpus {}", path.display()))?;
+    let path = if dir.is_file() { dir.to_path_buf() } else { dir.join("corpus.jsonl") };
+    let text = std::fs::read_to_string(&path).ctx(|| format!("reading BEIR corpus {}", path.display()))?;
     let mut scan = Scan::default();
     let mut ids = std::collections::HashSet::new();
     for (n, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
-        let d: BeirDoc = serde_json::from_str(line).map_err(|e| {
-            Error::InvalidInput(format!(
-                "{}:{}: not a BEIR document: {e}",
-                path.display(),
-                n + 1
-            ))
-        })?;
+        let d: BeirDoc = serde_json::from_str(line)
+            .map_err(|e| Error::InvalidInput(format!("{}:{}: not a BEIR document: {e}", path.display(), n + 1)))?;
         let id = match d.id {
             serde_json::Value::String(s) => s,
             other => other.to_string(),
         };
         if !ids.insert(id.clone()) {
-            return Err(Error::InvalidInput(format!(
-                "{}:{}: duplicate _id {id:?}",
-                path.display(),
-                n + 1
-            )));
+            return Err(Error::InvalidInput(format!("{}:{}: duplicate _id {id:?}", path.display(), n + 1)));
         }
         scan.files_scanned += 1;
         let title = d.title.filter(|t| !t.trim().is_empty());
-        scan.documents.push(Document {
-            id: id.clone(),
-            path: id,
-            kind: Kind::Text,
-            lang: None,
-            title,
-            text: d.text,
-        });
+        scan.documents.push(Document { id: id.clone(), path: id, kind: Kind::Text, lang: None, title, text: d.text });
     }
     Ok(scan)
 }
@@ -360,19 +310,12 @@ mod tests {
         std::fs::write(root.join("b.rs"), "fn b() {}").unwrap();
         std::fs::write(root.join("build/out.md"), "ignored").unwrap();
         std::fs::write(root.join(".hidden/x.md"), "hidden").unwrap();
-        std::fs::write(
-            root.join(".claude/memory/m.json"),
-            r#"{"title":"t","content":"c"}"#,
-        )
-        .unwrap();
+        std::fs::write(root.join(".claude/memory/m.json"), r#"{"title":"t","content":"c"}"#).unwrap();
         std::fs::write(root.join("package.json"), r#"{"name":"x"}"#).unwrap();
         std::fs::write(root.join("blob.txt"), b"ab\0cd").unwrap();
         std::fs::write(root.join("bad.txt"), b"ok \xff\xfe").unwrap();
         std::fs::write(root.join("big.txt"), "x".repeat(2000)).unwrap();
-        let config = IndexConfig {
-            max_file_size: 1000,
-            ..IndexConfig::default()
-        };
+        let config = IndexConfig { max_file_size: 1000, ..IndexConfig::default() };
         let scan = scan_dir(root, &config, None).unwrap();
         let ids: Vec<&str> = scan.documents.iter().map(|d| d.id.as_str()).collect();
         assert_eq!(ids, [".claude/memory/m.json", "a.md", "b.rs"]);
@@ -382,10 +325,7 @@ mod tests {
         assert!(w.contains("blob.txt: binary"), "{w}");
         assert!(w.contains("bad.txt: invalid UTF-8"), "{w}");
         assert!(w.contains("big.txt: 2000 bytes"), "{w}");
-        let config = IndexConfig {
-            exclude: vec!["*.rs".into()],
-            ..IndexConfig::default()
-        };
+        let config = IndexConfig { exclude: vec!["*.rs".into()], ..IndexConfig::default() };
         let scan = scan_dir(root, &config, None).unwrap();
         assert!(!scan.documents.iter().any(|d| d.id == "b.rs"));
     }
@@ -401,11 +341,7 @@ mod tests {
         let scan = scan_beir(dir.path()).unwrap();
         assert_eq!(scan.documents[1].id, "2");
         assert_eq!(scan.documents[0].title.as_deref(), Some("T"));
-        std::fs::write(
-            dir.path().join("corpus.jsonl"),
-            "{\"_id\":\"d1\"}\nnot json\n",
-        )
-        .unwrap();
+        std::fs::write(dir.path().join("corpus.jsonl"), "{\"_id\":\"d1\"}\nnot json\n").unwrap();
         let err = scan_beir(dir.path()).unwrap_err().to_string();
         assert!(err.contains("corpus.jsonl:2"), "{err}");
     }

@@ -15,9 +15,7 @@ pub fn bin() -> PathBuf {
 /// Runs the engine binary; returns (exit code, stdout, stderr).
 pub fn engine(args: &[&str], cwd: Option<&Path>) -> (i32, String, String) {
     let mut cmd = Command::new(bin());
-    cmd.args(args)
-        .env_remove("ENGINE_MODELS_DIR")
-        .env_remove("ORT_DYLIB_PATH");
+    cmd.args(args).env_remove("ENGINE_MODELS_DIR").env_remove("ORT_DYLIB_PATH");
     if let Some(d) = cwd {
         cmd.current_dir(d);
     }

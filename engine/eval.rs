@@ -1,0 +1,446 @@
+//! Evaluation: the metrics (P@5, P@10, Recall@10, Recall@100, MRR@10, nDCG@10, MAP), readers for
+//! BEIR queries and qrels and TREC run files, and side-by-side reports. Every ranking decision is
+//! made with these numbers, so they follow trec_eval's definitions: gain is the relevance grade
+//! with a log2 discount, unjudged documents count as not relevant, and queries with no relevant
+//! document are left out of the means (as BEIR's evaluation does).
+
+use crate::error::{Error, IoContext, Result};
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::Path;
+
+/// query id → (document id → grade)
+pub type Qrels = BTreeMap<String, HashMap<String, i32>>;
+
+/// Reads qrels: `query-id corpus-id score` (BEIR, an optional header) or `qid 0 docid score`
+/// (TREC), tab or space separated. A malformed line is an error naming file and line.
+pub fn read_qrels(path: &Path) -> Result<Qrels> {
+    let text = std::fs::read_to_string(path).ctx(|| format!("reading qrels {}", path.display()))?;
+    let mut qrels = Qrels::new();
+    for (n, line) in text.lines().enumerate() {
+        let cols: Vec<&str> = line.split_whitespace().collect();
+        if cols.is_empty() || (n == 0 && cols.first().is_some_and(|c| c.contains("query"))) {
+            continue;
+        }
+        let (q, d, g) = match cols.len() {
+            3 => (cols[0], cols[1], cols[2]),
+            4 => (cols[0], cols[2], cols[3]),
+            k => {
+                return Err(Error::InvalidInput(format!(
+                    "{}:{}: expected 3 or 4 columns, found {k}",
+                    path.display(),
+                    n + 1
+                )))
+            }
+        };
+        let grade: i32 = g.parse().map_err(|_| {
+            Error::InvalidInput(format!("{}:{}: relevance {g:?} is not an integer", path.display(), n + 1))
+        })?;
+        qrels.entry(q.to_string()).or_default().insert(d.to_string(), grade);
+    }
+    if qrels.is_empty() {
+        return Err(Error::InvalidInput(format!("{}: no judgments", path.display())));
+    }
+    Ok(qrels)
+}
+
+/// Reads BEIR `queries.jsonl` (`{"_id","text"}` per line).
+pub fn read_queries(path: &Path) -> Result<BTreeMap<String, String>> {
+    let text = std::fs::read_to_string(path).ctx(|| format!("reading queries {}", path.display()))?;
+    let mut out = BTreeMap::new();
+    for (n, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let v: serde_json::Value = serde_json::from_str(line)
+            .map_err(|e| Error::InvalidInput(format!("{}:{}: {e}", path.display(), n + 1)))?;
+        let id = match &v["_id"] {
+            serde_json::Value::String(s) => s.clone(),
+            serde_json::Value::Null => {
+                return Err(Error::InvalidInput(format!("{}:{}: no _id", path.display(), n + 1)))
+            }
+            other => other.to_string(),
+        };
+        let q =
+            v["text"].as_str().ok_or_else(|| Error::InvalidInput(format!("{}:{}: no text", path.display(), n + 1)))?;
+        out.insert(id, q.to_string());
+    }
+    Ok(out)
+}
+
+/// Reads a TREC run (`qid Q0 docid rank score tag`) into ranked lists, ordered as trec_eval
+/// orders them: score descending, then document id descending. Duplicate (qid, docid) pairs are
+/// an error naming the line.
+pub fn read_run(path: &Path) -> Result<BTreeMap<String, Vec<String>>> {
+    let text = std::fs::read_to_string(path).ctx(|| format!("reading run {}", path.display()))?;
+    let mut rows: BTreeMap<String, Vec<(f64, String)>> = BTreeMap::new();
+    let mut seen = HashSet::new();
+    for (n, line) in text.lines().enumerate() {
+        let cols: Vec<&str> = line.split_whitespace().collect();
+        if cols.is_empty() {
+            continue;
+        }
+        if cols.len() != 6 {
+            return Err(Error::InvalidInput(format!(
+                "{}:{}: expected 6 columns (qid Q0 docid rank score tag), found {}",
+                path.display(),
+                n + 1,
+                cols.len()
+            )));
+        }
+        let score: f64 = cols[4].parse().map_err(|_| {
+            Error::InvalidInput(format!("{}:{}: score {:?} is not a number", path.display(), n + 1, cols[4]))
+        })?;
+        if !seen.insert((cols[0].to_string(), cols[2].to_string())) {
+            return Err(Error::InvalidInput(format!(
+                "{}:{}: duplicate entry for query {} document {}",
+                path.display(),
+                n + 1,
+                cols[0],
+                cols[2]
+            )));
+        }
+        rows.entry(cols[0].to_string()).or_default().push((score, cols[2].to_string()));
+    }
+    if rows.is_empty() {
+        return Err(Error::InvalidInput(format!("{}: empty run", path.display())));
+    }
+    Ok(rows
+        .into_iter()
+        .map(|(q, mut r)| {
+            r.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)));
+            (q, r.into_iter().map(|(_, d)| d).collect())
+        })
+        .collect())
+}
+
+/// Metrics of one query (or their means).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Metrics {
+    #[serde(rename = "p@5")]
+    pub p5: f64,
+    #[serde(rename = "p@10")]
+    pub p10: f64,
+    #[serde(rename = "recall@10")]
+    pub recall10: f64,
+    #[serde(rename = "recall@100")]
+    pub recall100: f64,
+    #[serde(rename = "mrr@10")]
+    pub mrr10: f64,
+    #[serde(rename = "ndcg@10")]
+    pub ndcg10: f64,
+    pub map: f64,
+}
+
+/// Scores one ranked list (document ids, best first, no duplicates). `None` when the query has no
+/// relevant document.
+pub fn score(ranked: &[String], judged: &HashMap<String, i32>) -> Option<Metrics> {
+    let n_rel = judged.values().filter(|g| **g > 0).count();
+    if n_rel == 0 {
+        return None;
+    }
+    let grade = |d: &str| judged.get(d).copied().unwrap_or(0).max(0);
+    let hits_at = |k: usize| ranked.iter().take(k).filter(|d| grade(d) > 0).count() as f64;
+    let mrr10 = ranked.iter().take(10).position(|d| grade(d) > 0).map_or(0.0, |p| 1.0 / (p + 1) as f64);
+    let dcg: f64 = ranked.iter().take(10).enumerate().map(|(i, d)| grade(d) as f64 / ((i + 2) as f64).log2()).sum();
+    let mut ideal: Vec<i32> = judged.values().copied().filter(|g| *g > 0).collect();
+    ideal.sort_by(|a, b| b.cmp(a));
+    let idcg: f64 = ideal.iter().take(10).enumerate().map(|(i, g)| *g as f64 / ((i + 2) as f64).log2()).sum();
+    let mut found = 0.0;
+    let mut ap = 0.0;
+    for (i, d) in ranked.iter().enumerate() {
+        if grade(d) > 0 {
+            found += 1.0;
+            ap += found / (i + 1) as f64;
+        }
+    }
+    Some(Metrics {
+        p5: hits_at(5) / 5.0,
+        p10: hits_at(10) / 10.0,
+        recall10: hits_at(10) / n_rel as f64,
+        recall100: hits_at(100) / n_rel as f64,
+        mrr10,
+        ndcg10: if idcg > 0.0 { dcg / idcg } else { 0.0 },
+        map: ap / n_rel as f64,
+    })
+}
+
+/// The mean of per-query metrics.
+pub fn mean(all: &[Metrics]) -> Metrics {
+    let n = all.len().max(1) as f64;
+    let mut m = Metrics::default();
+    for x in all {
+        m.p5 += x.p5 / n;
+        m.p10 += x.p10 / n;
+        m.recall10 += x.recall10 / n;
+        m.recall100 += x.recall100 / n;
+        m.mrr10 += x.mrr10 / n;
+        m.ndcg10 += x.ndcg10 / n;
+        m.map += x.map / n;
+    }
+    m
+}
+
+/// The value at quantile `q` (nearest rank) of unsorted samples.
+pub fn percentile(samples: &[f64], q: f64) -> f64 {
+    if samples.is_empty() {
+        return 0.0;
+    }
+    let mut s = samples.to_vec();
+    s.sort_by(f64::total_cmp);
+    let rank = ((q * s.len() as f64).ceil() as usize).clamp(1, s.len());
+    s[rank - 1]
+}
+
+/// Latency percentiles in milliseconds.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct Latency {
+    pub p50: f64,
+    pub p95: f64,
+}
+
+/// One configuration's results.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunReport {
+    pub mode: String,
+    #[serde(flatten)]
+    pub metrics: Metrics,
+    pub latency_ms: Latency,
+    /// Mean nDCG@10 and MRR@10 per detected intent: (queries, ndcg@10, mrr@10).
+    pub by_intent: BTreeMap<String, (usize, f64, f64)>,
+    #[serde(skip)]
+    pub per_query: BTreeMap<String, Metrics>,
+}
+
+/// A side-by-side report.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub dataset: String,
+    pub split: String,
+    pub queries: usize,
+    pub runs: Vec<RunReport>,
+}
+
+/// Builds a run report from per-query results.
+pub fn run_report(
+    mode: &str,
+    per_query: BTreeMap<String, Metrics>,
+    latencies: &[f64],
+    intents: &HashMap<String, String>,
+) -> RunReport {
+    let all: Vec<Metrics> = per_query.values().copied().collect();
+    let mut groups: BTreeMap<String, Vec<Metrics>> = BTreeMap::new();
+    for (q, m) in &per_query {
+        if let Some(i) = intents.get(q) {
+            groups.entry(i.clone()).or_default().push(*m);
+        }
+    }
+    let by_intent = groups.into_iter().map(|(i, ms)| (i, (ms.len(), mean(&ms).ndcg10, mean(&ms).mrr10))).collect();
+    RunReport {
+        mode: mode.to_string(),
+        metrics: mean(&all),
+        latency_ms: Latency { p50: percentile(latencies, 0.5), p95: percentile(latencies, 0.95) },
+        by_intent,
+        per_query,
+    }
+}
+
+impl Report {
+    /// The Markdown table, modes side by side, then the per-intent breakdown.
+    pub fn markdown(&self) -> String {
+        let mut s = format!("### {} ({}, {} queries)\n\n", self.dataset, self.split, self.queries);
+        s.push_str("| mode | P@5 | P@10 | R@10 | R@100 | MRR@10 | nDCG@10 | MAP | p50 ms | p95 ms |\n|---|---|---|---|---|---|---|---|---|---|\n");
+        for r in &self.runs {
+            let m = &r.metrics;
+            s.push_str(&format!(
+                "| {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.1} | {:.1} |\n",
+                r.mode,
+                m.p5,
+                m.p10,
+                m.recall10,
+                m.recall100,
+                m.mrr10,
+                m.ndcg10,
+                m.map,
+                r.latency_ms.p50,
+                r.latency_ms.p95
+            ));
+        }
+        if self.runs.iter().any(|r| !r.by_intent.is_empty()) {
+            s.push_str("\nnDCG@10 by detected intent (queries):\n\n| mode |");
+            let intents: Vec<&String> = self
+                .runs
+                .iter()
+                .flat_map(|r| r.by_intent.keys())
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect();
+            for i in &intents {
+                s.push_str(&format!(" {i} |"));
+            }
+            s.push_str("\n|---|");
+            s.push_str(&"---|".repeat(intents.len()));
+            s.push('\n');
+            for r in &self.runs {
+                s.push_str(&format!("| {} |", r.mode));
+                for i in &intents {
+                    match r.by_intent.get(*i) {
+                        Some((n, ndcg, _)) => s.push_str(&format!(" {ndcg:.3} ({n}) |")),
+                        None => s.push_str(" – |"),
+                    }
+                }
+                s.push('\n');
+            }
+        }
+        s
+    }
+
+    /// Queries whose nDCG@10 differs between two runs: (better in A, worse in A), largest first.
+    pub fn compare(&self, a: &str, b: &str) -> Result<(Vec<(String, f64, f64)>, Vec<(String, f64, f64)>)> {
+        let find = |m: &str| {
+            self.runs.iter().find(|r| r.mode == m).ok_or_else(|| {
+                Error::InvalidInput(format!(
+                    "--compare: no run named {m:?} (runs: {})",
+                    self.runs.iter().map(|r| r.mode.as_str()).collect::<Vec<_>>().join(", ")
+                ))
+            })
+        };
+        let (ra, rb) = (find(a)?, find(b)?);
+        let mut better = Vec::new();
+        let mut worse = Vec::new();
+        for (q, ma) in &ra.per_query {
+            let Some(mb) = rb.per_query.get(q) else { continue };
+            let d = ma.ndcg10 - mb.ndcg10;
+            if d > 1e-9 {
+                better.push((q.clone(), ma.ndcg10, mb.ndcg10));
+            } else if d < -1e-9 {
+                worse.push((q.clone(), ma.ndcg10, mb.ndcg10));
+            }
+        }
+        better.sort_by(|x, y| (y.1 - y.2).total_cmp(&(x.1 - x.2)).then(x.0.cmp(&y.0)));
+        worse.sort_by(|x, y| (x.1 - x.2).total_cmp(&(y.1 - y.2)).then(x.0.cmp(&y.0)));
+        Ok((better, worse))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn judged(pairs: &[(&str, i32)]) -> HashMap<String, i32> {
+        pairs.iter().map(|(d, g)| (d.to_string(), *g)).collect()
+    }
+
+    fn list(ids: &[&str]) -> Vec<String> {
+        ids.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn binary_relevance_by_hand() {
+        // Relevant: a, c. Ranked: x a y c.
+        let m = score(&list(&["x", "a", "y", "c"]), &judged(&[("a", 1), ("c", 1), ("x", 0)])).unwrap();
+        assert!((m.p5 - 0.4).abs() < 1e-12);
+        assert!((m.p10 - 0.2).abs() < 1e-12);
+        assert!((m.recall10 - 1.0).abs() < 1e-12);
+        assert!((m.mrr10 - 0.5).abs() < 1e-12);
+        // DCG = 1/log2(3) + 1/log2(5); IDCG = 1 + 1/log2(3).
+        let dcg = 1.0 / 3f64.log2() + 1.0 / 5f64.log2();
+        let idcg = 1.0 + 1.0 / 3f64.log2();
+        assert!((m.ndcg10 - dcg / idcg).abs() < 1e-12);
+        // AP = (1/2 + 2/4) / 2.
+        assert!((m.map - 0.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn graded_relevance_uses_the_grade_as_gain() {
+        let m = score(&list(&["b", "a"]), &judged(&[("a", 2), ("b", 1)])).unwrap();
+        let dcg = 1.0 + 2.0 / 3f64.log2();
+        let idcg = 2.0 + 1.0 / 3f64.log2();
+        assert!((m.ndcg10 - dcg / idcg).abs() < 1e-12);
+        assert_eq!(m.mrr10, 1.0);
+    }
+
+    #[test]
+    fn unjudged_and_missing_documents_count_as_not_relevant() {
+        let m = score(&list(&["u1", "u2"]), &judged(&[("a", 1)])).unwrap();
+        assert_eq!((m.ndcg10, m.mrr10, m.recall100, m.map), (0.0, 0.0, 0.0, 0.0));
+        assert!(score(&list(&["a"]), &judged(&[("a", 0)])).is_none(), "no relevant document: left out");
+        assert!(score(&list(&[]), &judged(&[("a", 1)])).is_some());
+    }
+
+    #[test]
+    fn run_files_tie_break_like_trec_eval_and_reject_duplicates() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("run.trec");
+        std::fs::write(&p, "q1 Q0 a 1 0.5 t\nq1 Q0 b 2 0.5 t\nq1 Q0 c 3 0.9 t\n").unwrap();
+        assert_eq!(read_run(&p).unwrap()["q1"], list(&["c", "b", "a"]));
+        std::fs::write(&p, "q1 Q0 a 1 0.5 t\nq1 Q0 a 2 0.4 t\n").unwrap();
+        let e = read_run(&p).unwrap_err().to_string();
+        assert!(e.contains("run.trec:2") && e.contains("duplicate"), "{e}");
+        std::fs::write(&p, "").unwrap();
+        assert!(read_run(&p).unwrap_err().to_string().contains("empty run"));
+    }
+
+    #[test]
+    fn qrels_accept_beir_and_trec_and_name_bad_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("q.tsv");
+        std::fs::write(&p, "query-id\tcorpus-id\tscore\n1\td1\t1\n1 0 d2 2\n").unwrap();
+        let q = read_qrels(&p).unwrap();
+        assert_eq!(q["1"]["d2"], 2);
+        std::fs::write(&p, "1\td1\t1\n1\td1\n").unwrap();
+        let e = read_qrels(&p).unwrap_err().to_string();
+        assert!(e.contains("q.tsv:2") && e.contains("columns"), "{e}");
+    }
+
+    #[test]
+    fn percentiles_use_nearest_rank() {
+        let s: Vec<f64> = (1..=100).map(f64::from).collect();
+        assert_eq!(percentile(&s, 0.5), 50.0);
+        assert_eq!(percentile(&s, 0.95), 95.0);
+        assert_eq!(percentile(&[], 0.5), 0.0);
+    }
+}
+
+/// Runs every judged query through [`crate::Engine::search`] in each mode; documents are ranked
+/// by their best chunk, 100 per query.
+pub fn run_modes(
+    engine: &crate::Engine,
+    queries: &BTreeMap<String, String>,
+    qrels: &Qrels,
+    modes: &[crate::config::Mode],
+) -> Result<Vec<RunReport>> {
+    let judged: Vec<(&String, &String)> = queries.iter().filter(|(id, _)| qrels.contains_key(*id)).collect();
+    if judged.is_empty() {
+        return Err(Error::InvalidInput("no query has judgments: the query ids and the qrels do not match".into()));
+    }
+    let mut runs = Vec::new();
+    let intents: HashMap<String, String> =
+        judged.iter().map(|(id, q)| ((*id).clone(), crate::intent::classify(q).top.as_str().to_string())).collect();
+    for &mode in modes {
+        let mut per_query = BTreeMap::new();
+        let mut latencies = Vec::new();
+        for (id, q) in &judged {
+            let req = crate::SearchRequest::new(q.as_str(), 150, mode);
+            let t = std::time::Instant::now();
+            let resp = engine.search(&req)?;
+            latencies.push(t.elapsed().as_secs_f64() * 1e3);
+            let mut seen = HashSet::new();
+            let ranked: Vec<String> =
+                resp.results.into_iter().map(|h| h.doc).filter(|d| seen.insert(d.clone())).take(100).collect();
+            if let Some(m) = score(&ranked, &qrels[*id]) {
+                per_query.insert((*id).clone(), m);
+            }
+        }
+        runs.push(run_report(mode_name(mode), per_query, &latencies, &intents));
+    }
+    Ok(runs)
+}
+
+pub fn mode_name(mode: crate::config::Mode) -> &'static str {
+    match mode {
+        crate::config::Mode::Bm25 => "bm25",
+        crate::config::Mode::Vector => "vector",
+        crate::config::Mode::Hybrid => "hybrid",
+    }
+}
