@@ -47,7 +47,10 @@ pub struct Fused {
 /// Leg weights for this query: the intent profiles mixed by the intent probabilities.
 pub fn mix(intent: &IntentResult, config: &FuseConfig) -> Weights {
     let mut w = Weights { vector: 0.0, lexical: 0.0, symbol: 0.0 };
+    // Sharpening (p^s, renormalised) lets a clear intent pick its own profile.
+    let total: f32 = intent.probabilities.iter().map(|(_, p)| p.powf(config.intent_sharpness)).sum();
     for &(i, p) in &intent.probabilities {
+        let p = p.powf(config.intent_sharpness) / total.max(f32::MIN_POSITIVE);
         let profile = match i {
             Intent::Symbol => &config.symbol,
             Intent::Flow => &config.flow,
@@ -84,7 +87,8 @@ pub fn consensus(n_legs: usize, avg_rank: f32, config: &FuseConfig) -> f32 {
         return 1.0;
     }
     let quality = 1.0 / (1.0 + avg_rank / config.consensus_q0);
-    (1.0 + config.consensus_beta * ((n_legs as f32).sqrt() - 1.0)).min(config.consensus_max) * (0.5 + 0.5 * quality)
+    let qw = config.consensus_quality_weight;
+    (1.0 + config.consensus_beta * ((n_legs as f32).sqrt() - 1.0)).min(config.consensus_max) * (1.0 - qw + qw * quality)
 }
 
 /// Fuses ranked lists into one, best first; ties broken by key for determinism.
@@ -135,7 +139,12 @@ mod tests {
 
     #[test]
     fn rrf_with_equal_weights_matches_hand_computation() {
-        let config = FuseConfig { consensus_beta: 0.0, consensus_max: 1.0, ..FuseConfig::default() };
+        let config = FuseConfig {
+            consensus_beta: 0.0,
+            consensus_max: 1.0,
+            consensus_quality_weight: 0.5,
+            ..FuseConfig::default()
+        };
         let w = Weights { vector: 1.0, lexical: 1.0, symbol: 0.0 };
         let out = fuse(&[(Leg::Vector, hits(&[1, 2])), (Leg::Lexical, hits(&[2, 3]))], &w, &config);
         assert_eq!(out[0].key, 2);
@@ -148,17 +157,19 @@ mod tests {
 
     #[test]
     fn consensus_follows_the_formula_and_caps() {
-        let c = FuseConfig::default();
+        let c = FuseConfig { consensus_beta: 0.3, consensus_quality_weight: 0.5, ..FuseConfig::default() };
         assert_eq!(consensus(1, 1.0, &c), 1.0);
         let two = consensus(2, 0.0, &c);
         assert!((two - (1.0 + 0.3 * (2f32.sqrt() - 1.0))).abs() < 1e-6);
-        let capped = FuseConfig { consensus_beta: 10.0, ..FuseConfig::default() };
+        let q = 1.0 / (1.0 + 5.0 / 10.0);
+        assert!((consensus(2, 5.0, &c) - (1.0 + 0.3 * (2f32.sqrt() - 1.0)) * (0.5 + 0.5 * q)).abs() < 1e-6);
+        let capped = FuseConfig { consensus_beta: 10.0, consensus_quality_weight: 0.5, ..FuseConfig::default() };
         assert!((consensus(3, 0.0, &capped) - 1.5).abs() < 1e-6);
     }
 
     #[test]
     fn weights_mix_by_probability() {
-        let c = FuseConfig::default();
+        let c = FuseConfig { intent_sharpness: 1.0, ..FuseConfig::default() };
         let intent = IntentResult {
             probabilities: vec![
                 (Intent::Symbol, 0.5),
