@@ -107,8 +107,10 @@ section! {
         m: usize = 16,
         ef_construction: usize = 200,
         ef_search: usize = 96,
-        /// Below this many vectors, exact search is used (faster and exact there).
-        exact_below: usize = 20_000,
+        /// Below this many vectors, exact search is used: it is exact, and faster there. Measured
+        /// by `cargo bench --bench vector` on SciFact + CoSQA embeddings: exact 0.46 ms vs HNSW
+        /// 0.56 ms at 5k vectors, exact 1.19 ms vs HNSW 0.70 ms at 10k.
+        exact_below: usize = 7_000,
     }
 }
 

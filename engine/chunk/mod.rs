@@ -13,7 +13,7 @@ use crate::config::ChunkConfig;
 use crate::ingest::{Document, Kind};
 
 /// Bump when chunk boundaries change, so indexes built by older chunkers are rebuilt.
-pub const CHUNKER_VERSION: u32 = 1;
+pub const CHUNKER_VERSION: u32 = 2;
 
 /// A piece of a document: what is indexed, embedded and returned.
 #[derive(Debug, Clone, PartialEq, Default)]

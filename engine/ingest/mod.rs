@@ -91,16 +91,28 @@ pub struct Document {
     pub lang: Option<Lang>,
     pub title: Option<String>,
     pub text: String,
+    /// Whether `path` names a file (false for records of a collection, whose id is no name).
+    pub is_file: bool,
 }
 
 impl Document {
     pub fn new(path: &str, kind: Kind, lang: Option<Lang>, text: String) -> Document {
-        Document { id: path.to_string(), path: path.to_string(), kind, lang, title: None, text }
+        Document { id: path.to_string(), path: path.to_string(), kind, lang, title: None, text, is_file: true }
     }
 
     /// The last path component.
     pub fn file_name(&self) -> &str {
         self.path.rsplit('/').next().unwrap_or(&self.path)
+    }
+
+    /// The title chunks get when the content has none: the document's title, else the file name
+    /// for files, else nothing (a collection record's id carries no meaning to embed).
+    pub fn default_title(&self) -> String {
+        match (&self.title, self.is_file) {
+            (Some(t), _) => t.clone(),
+            (None, true) => self.file_name().to_string(),
+            (None, false) => String::new(),
+        }
     }
 
     /// Content hash: what decides whether the document must be re-chunked.
@@ -281,7 +293,15 @@ pub fn scan_beir(dir: &Path) -> Result<Scan> {
         }
         scan.files_scanned += 1;
         let title = d.title.filter(|t| !t.trim().is_empty());
-        scan.documents.push(Document { id: id.clone(), path: id, kind: Kind::Text, lang: None, title, text: d.text });
+        scan.documents.push(Document {
+            id: id.clone(),
+            path: id,
+            kind: Kind::Text,
+            lang: None,
+            title,
+            text: d.text,
+            is_file: false,
+        });
     }
     Ok(scan)
 }
