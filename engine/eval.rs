@@ -212,6 +212,9 @@ pub struct RunReport {
     pub per_query: BTreeMap<String, Metrics>,
 }
 
+/// A query whose score differs between two runs: (query id, score in A, score in B).
+pub type Delta = (String, f64, f64);
+
 /// A side-by-side report.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
@@ -296,7 +299,7 @@ impl Report {
     }
 
     /// Queries whose nDCG@10 differs between two runs: (better in A, worse in A), largest first.
-    pub fn compare(&self, a: &str, b: &str) -> Result<(Vec<(String, f64, f64)>, Vec<(String, f64, f64)>)> {
+    pub fn compare(&self, a: &str, b: &str) -> Result<(Vec<Delta>, Vec<Delta>)> {
         let find = |m: &str| {
             self.runs.iter().find(|r| r.mode == m).ok_or_else(|| {
                 Error::InvalidInput(format!(
@@ -320,6 +323,49 @@ impl Report {
         better.sort_by(|x, y| (y.1 - y.2).total_cmp(&(x.1 - x.2)).then(x.0.cmp(&y.0)));
         worse.sort_by(|x, y| (x.1 - x.2).total_cmp(&(y.1 - y.2)).then(x.0.cmp(&y.0)));
         Ok((better, worse))
+    }
+}
+
+/// Runs every judged query through [`crate::Engine::search`] in each mode; documents are ranked
+/// by their best chunk, 100 per query.
+pub fn run_modes(
+    engine: &crate::Engine,
+    queries: &BTreeMap<String, String>,
+    qrels: &Qrels,
+    modes: &[crate::config::Mode],
+) -> Result<Vec<RunReport>> {
+    let judged: Vec<(&String, &String)> = queries.iter().filter(|(id, _)| qrels.contains_key(*id)).collect();
+    if judged.is_empty() {
+        return Err(Error::InvalidInput("no query has judgments: the query ids and the qrels do not match".into()));
+    }
+    let mut runs = Vec::new();
+    let intents: HashMap<String, String> =
+        judged.iter().map(|(id, q)| ((*id).clone(), crate::intent::classify(q).top.as_str().to_string())).collect();
+    for &mode in modes {
+        let mut per_query = BTreeMap::new();
+        let mut latencies = Vec::new();
+        for (id, q) in &judged {
+            let req = crate::SearchRequest::new(q.as_str(), 150, mode);
+            let t = std::time::Instant::now();
+            let resp = engine.search(&req)?;
+            latencies.push(t.elapsed().as_secs_f64() * 1e3);
+            let mut seen = HashSet::new();
+            let ranked: Vec<String> =
+                resp.results.into_iter().map(|h| h.doc).filter(|d| seen.insert(d.clone())).take(100).collect();
+            if let Some(m) = score(&ranked, &qrels[*id]) {
+                per_query.insert((*id).clone(), m);
+            }
+        }
+        runs.push(run_report(mode_name(mode), per_query, &latencies, &intents));
+    }
+    Ok(runs)
+}
+
+pub fn mode_name(mode: crate::config::Mode) -> &'static str {
+    match mode {
+        crate::config::Mode::Bm25 => "bm25",
+        crate::config::Mode::Vector => "vector",
+        crate::config::Mode::Hybrid => "hybrid",
     }
 }
 
@@ -399,48 +445,5 @@ mod tests {
         assert_eq!(percentile(&s, 0.5), 50.0);
         assert_eq!(percentile(&s, 0.95), 95.0);
         assert_eq!(percentile(&[], 0.5), 0.0);
-    }
-}
-
-/// Runs every judged query through [`crate::Engine::search`] in each mode; documents are ranked
-/// by their best chunk, 100 per query.
-pub fn run_modes(
-    engine: &crate::Engine,
-    queries: &BTreeMap<String, String>,
-    qrels: &Qrels,
-    modes: &[crate::config::Mode],
-) -> Result<Vec<RunReport>> {
-    let judged: Vec<(&String, &String)> = queries.iter().filter(|(id, _)| qrels.contains_key(*id)).collect();
-    if judged.is_empty() {
-        return Err(Error::InvalidInput("no query has judgments: the query ids and the qrels do not match".into()));
-    }
-    let mut runs = Vec::new();
-    let intents: HashMap<String, String> =
-        judged.iter().map(|(id, q)| ((*id).clone(), crate::intent::classify(q).top.as_str().to_string())).collect();
-    for &mode in modes {
-        let mut per_query = BTreeMap::new();
-        let mut latencies = Vec::new();
-        for (id, q) in &judged {
-            let req = crate::SearchRequest::new(q.as_str(), 150, mode);
-            let t = std::time::Instant::now();
-            let resp = engine.search(&req)?;
-            latencies.push(t.elapsed().as_secs_f64() * 1e3);
-            let mut seen = HashSet::new();
-            let ranked: Vec<String> =
-                resp.results.into_iter().map(|h| h.doc).filter(|d| seen.insert(d.clone())).take(100).collect();
-            if let Some(m) = score(&ranked, &qrels[*id]) {
-                per_query.insert((*id).clone(), m);
-            }
-        }
-        runs.push(run_report(mode_name(mode), per_query, &latencies, &intents));
-    }
-    Ok(runs)
-}
-
-pub fn mode_name(mode: crate::config::Mode) -> &'static str {
-    match mode {
-        crate::config::Mode::Bm25 => "bm25",
-        crate::config::Mode::Vector => "vector",
-        crate::config::Mode::Hybrid => "hybrid",
     }
 }
