@@ -137,12 +137,15 @@ fn sigkill_at_random_moments_never_breaks_the_index() {
     for i in 0..40 {
         write_note(c, i, 0);
     }
+    // A complete index first, so every kill below has a live generation to preserve.
+    let (code, _, err) = engine(&["index", c.to_str().unwrap(), "--index", ix.to_str().unwrap()], None);
+    assert_eq!(code, 0, "{err}");
     let mut rng = Lcg(7);
     let mut next_note = 40;
     let mut killed_mid_run = 0;
     for run in 1..=20u64 {
         // Change some notes, delete one, add one, so every run has work to do.
-        for _ in 0..6 {
+        for _ in 0..12 {
             write_note(c, rng.next(next_note), run);
         }
         let victim = c.join(format!("note{}.md", rng.next(next_note)));
@@ -156,14 +159,14 @@ fn sigkill_at_random_moments_never_breaks_the_index() {
             .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(rng.next(1000)));
+        std::thread::sleep(std::time::Duration::from_millis(rng.next(1200)));
         if child.try_wait().unwrap().is_none() {
             killed_mid_run += 1;
         }
         child.kill().ok(); // SIGKILL
         child.wait().unwrap();
 
-        if ix.join("CURRENT").exists() {
+        {
             let (code, out, err) =
                 engine(&["search", "quorum replica protocol", "--index", ix.to_str().unwrap(), "--json"], None);
             assert_eq!(code, 0, "run {run}: search failed after kill: {err}");
@@ -173,7 +176,7 @@ fn sigkill_at_random_moments_never_breaks_the_index() {
         }
     }
     eprintln!("kill test: {killed_mid_run} of 20 indexing runs were killed while running");
-    assert!(killed_mid_run >= 8, "only {killed_mid_run} of 20 runs were killed while running");
+    assert!(killed_mid_run >= 10, "only {killed_mid_run} of 20 runs were killed while running");
     // The next run repairs everything: all notes present, the newest searchable.
     let (code, out, err) = engine(&["index", c.to_str().unwrap(), "--index", ix.to_str().unwrap(), "--json"], None);
     assert_eq!(code, 0, "{err}: {out}");
