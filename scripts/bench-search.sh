@@ -20,7 +20,7 @@ with open(out, "w") as f:
             d["_id"] = f"{name}:{d['_id']}"
             f.write(json.dumps(d) + "\n")
 PY
-target/release/engine index --beir "$corpus" --index "$index"
+"${CARGO_TARGET_DIR:-target}/release/engine" index --beir "$corpus" --index "$index"
 export ENGINE_BENCH_INDEX="$index"
 export ENGINE_BENCH_QUERIES="$data/scifact/queries.jsonl:$data/cosqa-dev/queries.jsonl"
 cargo bench --bench vector

@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 scripts/fetch-models.sh
 cargo build --release --quiet
-engine=target/release/engine
+engine="${CARGO_TARGET_DIR:-target}/release/engine"
 index="${TMPDIR:-/tmp}/engine-demo-index"
 "$engine" index sample --index "$index"
 for q in "why did we move sessions to redis?" "retry_with_backoff" "how are thumbnails cleaned up when the disk is full"; do
