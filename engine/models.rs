@@ -3,7 +3,8 @@
 //! `models/models.toml` (the manifest) names every file; `scripts/fetch-models.sh` installs them.
 //! The engine finds the models directory by itself: `ENGINE_MODELS_DIR` if set, else the first
 //! `models/` holding a `models.toml` above the indexed root, above the current directory or above
-//! the executable (so `target/release/engine` finds the checkout's `models/`). `ORT_DYLIB_PATH`
+//! the executable (so `target/release/engine` finds the checkout's `models/`), else the checkout the
+//! binary was built from. `ORT_DYLIB_PATH`
 //! overrides the runtime library. Users set no variables.
 //!
 //! ONNX Runtime allows one environment per process; [`ort_environment`] creates it on first use and
@@ -98,6 +99,8 @@ impl Models {
         if let Ok(exe) = std::env::current_exe() {
             starts.push(exe.canonicalize().unwrap_or(exe));
         }
+        // Last resort: the checkout the binary was built from (a target directory elsewhere).
+        starts.push(PathBuf::from(env!("CARGO_MANIFEST_DIR")));
         for start in &starts {
             for dir in start.ancestors() {
                 let candidate = dir.join("models");
