@@ -158,7 +158,7 @@ pub fn run_index(
         Source::Beir(_) => index_dir.to_path_buf(),
     };
     let models = Models::locate(Some(&near))?;
-    let embedder = OnnxEmbedder::load(&models, &settings.embed)?;
+    let embedder = crate::embed::LazyOnnxEmbedder::new(models, settings.embed.clone());
     let terminal = std::io::stderr().is_terminal() && !quiet;
     let bar = terminal.then(|| {
         let b = indicatif::ProgressBar::new(0);

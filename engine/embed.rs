@@ -116,9 +116,7 @@ impl OnnxEmbedder {
             .with_truncation(None)
             .map_err(|e| Error::ModelLoad { path: tok_path.clone(), reason: e.to_string() })?;
         Ok(OnnxEmbedder {
-            // The vectors depend on the truncation length too: it is part of the identity that
-            // index metadata and the embedding cache are checked against.
-            id: format!("{}@{max_length}", entry.id),
+            id: model_id(models, config),
             dimensions: entry.dimensions,
             batch_size: config.batch_size.max(1),
             // Indented code can average well over 10 characters per token (whitespace makes no
@@ -127,6 +125,57 @@ impl OnnxEmbedder {
             model: Mutex::new(text_embedding),
             counter,
         })
+    }
+}
+
+/// The identity of the vectors a model makes. They depend on the truncation length too, so it is
+/// part of what index metadata and the embedding cache are checked against.
+pub fn model_id(models: &Models, config: &EmbedConfig) -> String {
+    format!("{}@{}", models.manifest.embedder.id, config.max_length.max(8))
+}
+
+/// The ONNX embedder, loaded on first use: an indexing run with nothing new to embed never pays
+/// the model load (most of a no-change reindex otherwise).
+pub struct LazyOnnxEmbedder {
+    models: Models,
+    config: EmbedConfig,
+    id: String,
+    loaded: Mutex<Option<std::sync::Arc<OnnxEmbedder>>>,
+}
+
+impl LazyOnnxEmbedder {
+    pub fn new(models: Models, config: EmbedConfig) -> LazyOnnxEmbedder {
+        let id = model_id(&models, &config);
+        LazyOnnxEmbedder { models, config, id, loaded: Mutex::new(None) }
+    }
+
+    fn get(&self) -> Result<std::sync::Arc<OnnxEmbedder>> {
+        let mut slot = self.loaded.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(e) = slot.as_ref() {
+            return Ok(e.clone());
+        }
+        let e = std::sync::Arc::new(OnnxEmbedder::load(&self.models, &self.config)?);
+        *slot = Some(e.clone());
+        Ok(e)
+    }
+}
+
+impl Embedder for LazyOnnxEmbedder {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn dimensions(&self) -> usize {
+        self.models.manifest.embedder.dimensions
+    }
+
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        self.get()?.embed(texts)
+    }
+
+    fn count_tokens(&self, text: &str) -> usize {
+        // A model that cannot load fails the run at `embed`, with its own error.
+        self.get().map(|e| e.count_tokens(text)).unwrap_or_else(|_| approx_tokens(text))
     }
 }
 

@@ -193,3 +193,32 @@ fn sigkill_at_random_moments_never_breaks_the_index() {
         .count();
     assert!(gens <= 2, "{gens} generations on disk");
 }
+
+#[test]
+fn a_run_with_nothing_to_embed_never_loads_the_model() {
+    let corpus = sample_copy();
+    let idx = tempfile::tempdir().unwrap();
+    index_json(corpus.path(), idx.path());
+    // A models dir whose model.onnx is garbage: only a run that embeds would notice.
+    let models = tempfile::tempdir().unwrap();
+    for e in std::fs::read_dir(root().join("models")).unwrap() {
+        let e = e.unwrap();
+        let name = e.file_name();
+        if name == "model.onnx" {
+            std::fs::write(models.path().join(&name), b"not a model").unwrap();
+        } else if e.path().is_file() {
+            std::os::unix::fs::symlink(e.path(), models.path().join(&name)).unwrap();
+        }
+    }
+    let run = |args: &[&str]| {
+        std::process::Command::new(bin()).args(args).env("ENGINE_MODELS_DIR", models.path()).output().unwrap()
+    };
+    let args = ["index", corpus.path().to_str().unwrap(), "--index", idx.path().to_str().unwrap(), "--json"];
+    let out = run(&args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    std::fs::write(corpus.path().join("new.md"), "# New\n\nSomething to embed.\n").unwrap();
+    let out = run(&args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("model.onnx"), "{stderr}");
+}
