@@ -13,7 +13,7 @@ use crate::error::{Error, IoContext, Result};
 use crate::ingest::{self, Document, Source};
 use rayon::prelude::*;
 use serde::Serialize;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use store::{DocEntry, EmbedCache, Meta, WriterLock};
@@ -101,7 +101,7 @@ pub fn build(
     };
     // Unfinished generations of killed runs go first; they were never live.
     let keep: Vec<&Path> = live.iter().map(PathBuf::as_path).collect();
-    remove_unfinished(index_dir, &keep)?;
+    store::remove_generations_except(index_dir, &keep)?;
 
     let mut report = IndexReport::default();
     let t = Instant::now();
@@ -231,11 +231,6 @@ pub fn build(
     store::remove_generations_except(index_dir, &keep)?;
     report.seconds.total = started.elapsed().as_secs_f64();
     Ok(report)
-}
-
-/// Removes generation directories that are not live (left by killed runs, or superseded).
-fn remove_unfinished(index_dir: &Path, live: &[&Path]) -> Result<()> {
-    store::remove_generations_except(index_dir, live)
 }
 
 /// Embeds every new chunk text the cache does not have; returns how many were embedded.
@@ -400,9 +395,4 @@ pub fn status(index_dir: &Path) -> Result<Status> {
         by_kind,
         by_lang,
     })
-}
-
-/// Map from vector id to the document it belongs to (for status and search).
-pub fn vid_docs(meta: &Meta) -> HashMap<u64, String> {
-    meta.docs.iter().flat_map(|(id, e)| e.vids.iter().map(move |v| (*v, id.clone()))).collect()
 }
