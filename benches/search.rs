@@ -38,10 +38,11 @@ fn bench(c: &mut Criterion) {
         PathBuf::from(std::env::var("ENGINE_BENCH_INDEX").expect("ENGINE_BENCH_INDEX (see scripts/bench-search.sh)"));
     let before = rss_mib();
     let engine = Engine::open(&dir, Settings::default()).expect("open index");
+    engine.warm_up().expect("load the model");
     let after = rss_mib();
     let queries = queries();
     println!(
-        "index: {} chunks, graph: {}; RSS {before:.0} MiB before open, {after:.0} MiB with the index open",
+        "index: {} chunks, graph: {}; RSS {before:.0} MiB before open, {after:.0} MiB with the index and model loaded",
         engine.meta.chunks, engine.meta.graph
     );
 

@@ -112,3 +112,31 @@ fn search_finds_the_index_above_the_current_directory() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(json(&out)["results"][0]["path"], "docs/runbook.md", "{out}");
 }
+
+#[test]
+fn a_model_that_fails_to_load_degrades_to_bm25_and_bm25_mode_never_loads_it() {
+    let models = tempfile::tempdir().unwrap();
+    for e in std::fs::read_dir(root().join("models")).unwrap() {
+        let e = e.unwrap();
+        if e.file_name() == "model.onnx" {
+            std::fs::write(models.path().join("model.onnx"), b"garbage").unwrap();
+        } else if e.path().is_file() {
+            std::os::unix::fs::symlink(e.path(), models.path().join(e.file_name())).unwrap();
+        }
+    }
+    let run = |mode: &str| {
+        let out = std::process::Command::new(bin())
+            .args(["search", "sessions redis", "--json", "--mode", mode, "--index", index().to_str().unwrap()])
+            .env("ENGINE_MODELS_DIR", models.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        json(&String::from_utf8_lossy(&out.stdout))
+    };
+    let hybrid = run("hybrid");
+    assert_eq!(hybrid["degraded"], true);
+    assert!(hybrid["degraded_reason"].as_str().unwrap().contains("model.onnx"), "{hybrid}");
+    assert!(!hybrid["results"].as_array().unwrap().is_empty());
+    let bm25 = run("bm25");
+    assert_eq!(bm25["degraded"], false, "{bm25}");
+}
