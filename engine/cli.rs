@@ -385,8 +385,12 @@ pub fn run(cli: Cli) -> Result<i32> {
             let flags = SettingsLayer { search: SearchLayer { k, mode, ..Default::default() }, ..Default::default() };
             let settings = settings_from(&cli.config, flags)?;
             let dir = search_index_dir(index)?;
-            let engine =
-                Engine::open(&dir, settings.clone()).with_context(|| format!("opening index {}", dir.display()))?;
+            let engine = if settings.search.mode == Mode::Bm25 {
+                Engine::open_lexical(&dir, settings.clone())
+            } else {
+                Engine::open(&dir, settings.clone())
+            }
+            .with_context(|| format!("opening index {}", dir.display()))?;
             let mut req = SearchRequest::new(query, settings.search.k, settings.search.mode);
             req.explain = explain;
             let resp = engine.search(&req)?;
