@@ -10,15 +10,10 @@ use engine::eval::percentile;
 use engine::{Engine, SearchRequest};
 use std::path::PathBuf;
 
+mod common;
+
 fn rss_mib() -> f64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find(|l| l.starts_with("VmRSS:"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|k| k.parse::<f64>().ok())
-        .unwrap_or(0.0)
-        / 1024.0
+    common::proc_status_mib("VmRSS")
 }
 
 fn queries() -> Vec<String> {

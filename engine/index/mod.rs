@@ -111,8 +111,10 @@ pub fn build(
     report.warnings = scan.warnings;
     report.seconds.walk = t.elapsed().as_secs_f64();
 
-    let old_meta =
-        previous.as_ref().map(|(_, m)| m.clone()).unwrap_or_else(|| Meta::new(embedder.id(), embedder.dimensions()));
+    let (previous, old_meta) = match previous {
+        Some((dir, meta)) => (Some(dir), meta),
+        None => (None, Meta::new(embedder.id(), embedder.dimensions())),
+    };
     let seen: HashSet<&str> = scan.documents.iter().map(|d| d.id.as_str()).collect();
     let hashes: Vec<String> = scan.documents.par_iter().map(Document::hash).collect();
     let changed: Vec<usize> = (0..scan.documents.len())
@@ -131,7 +133,7 @@ pub fn build(
     let count = |s: &str| embedder.count_tokens(s);
     let chunked: Vec<Vec<Chunk>> =
         changed.par_iter().map(|&i| chunk_document(&scan.documents[i], &settings.chunk, &count)).collect();
-    let mut meta = old_meta.clone();
+    let mut meta = old_meta;
     let mut dropped: HashSet<u64> = HashSet::new();
     for id in changed.iter().map(|&i| &scan.documents[i].id).chain(removed.iter()) {
         if let Some(e) = meta.docs.remove(id) {
@@ -169,14 +171,8 @@ pub fn build(
     let (bm25_result, embed_result) = std::thread::scope(|s| {
         let bm25 = s.spawn(|| {
             let t = Instant::now();
-            write_tantivy(
-                previous.as_ref().map(|(d, _)| d.as_path()),
-                &gen_dir,
-                &changed_ids,
-                &new_chunks,
-                &scan.documents,
-            )
-            .map(|()| t.elapsed().as_secs_f64())
+            write_tantivy(previous.as_deref(), &gen_dir, &changed_ids, &new_chunks, &scan.documents)
+                .map(|()| t.elapsed().as_secs_f64())
         });
         let t = Instant::now();
         let embedded = embed_missing(&new_chunks, &mut cache, embedder, options);
@@ -193,7 +189,7 @@ pub fn build(
     let t = Instant::now();
     let dim = embedder.dimensions();
     let (mut vids, mut data) = match &previous {
-        Some((dir, _)) => {
+        Some(dir) => {
             let old = vector::VectorStore::open(dir, false, &settings.vector)?;
             let mut vids = Vec::with_capacity(old.len());
             let mut data = Vec::with_capacity(old.data.len());
