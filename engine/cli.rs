@@ -48,34 +48,49 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Measure retrieval quality: a BEIR collection in several modes side by side, or a TREC run.
+    /// Measure retrieval quality: the golden sets (no arguments; the CI gate), a BEIR collection
+    /// in several modes side by side, or another system's TREC run.
     Eval {
         /// A BEIR collection directory (corpus.jsonl, queries.jsonl, qrels/<split>.tsv).
-        #[arg(long)]
+        #[arg(long, conflicts_with = "golden")]
         beir: Option<PathBuf>,
-        /// Qrels split (default: test if present, else dev).
+        /// Golden sets: a directory of sets or one set (default: the nearest golden/ above the
+        /// current directory).
+        #[arg(long)]
+        golden: Option<PathBuf>,
+        /// Thresholds for the golden gate (default: thresholds.toml in the golden directory).
+        #[arg(long)]
+        thresholds: Option<PathBuf>,
+        /// BEIR: the qrels split (default: test if present, else dev). Golden sets: all, dev or
+        /// held-out (the gate runs only on all).
         #[arg(long)]
         split: Option<String>,
         /// Modes to run, comma separated.
         #[arg(long, value_enum, value_delimiter = ',', default_value = "bm25,vector,hybrid")]
         modes: Vec<Mode>,
-        /// Index directory for the collection (default: a per-collection cache directory).
+        /// Index directory for a BEIR collection (default: a per-collection cache directory).
         #[arg(long)]
         index: Option<PathBuf>,
         /// Score this TREC run file (with --qrels) instead of running the engine.
-        #[arg(long, requires = "qrels")]
+        #[arg(long, requires = "qrels", conflicts_with_all = ["beir", "golden"])]
         run: Option<PathBuf>,
         #[arg(long)]
         qrels: Option<PathBuf>,
         /// List the queries that got better and worse between two modes.
         #[arg(long, num_args = 2, value_names = ["MODE_A", "MODE_B"])]
         compare: Option<Vec<String>>,
-        /// Print the JSON report.
+        /// Print the JSON report (one line per set or collection).
         #[arg(long)]
         json: bool,
         /// Also write the Markdown report here.
         #[arg(long)]
         out: Option<PathBuf>,
+    },
+    /// Show how files are chunked: line ranges, titles and symbols.
+    Chunks {
+        /// Files to chunk.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
     },
     /// Search the index.
     Search {
@@ -122,9 +137,10 @@ pub fn find_index(start: &Path) -> Option<PathBuf> {
     start.ancestors().map(|d| d.join(".engine")).find(|d| d.join(crate::index::store::CURRENT).is_file())
 }
 
-/// Where a BEIR collection's index goes when `--index` is not given (datasets may be read-only).
-pub fn default_beir_index(beir: &Path) -> PathBuf {
-    let abs = std::path::absolute(beir).unwrap_or_else(|_| beir.to_path_buf());
+/// Where `engine eval` keeps the index of a collection or golden corpus (`kind` is `beir` or
+/// `golden`), keyed by its absolute path: datasets may be read-only, and indexes are reused.
+pub fn cache_index_dir(kind: &str, corpus: &Path) -> PathBuf {
+    let abs = std::path::absolute(corpus).unwrap_or_else(|_| corpus.to_path_buf());
     let name = abs.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_else(|| "corpus".into());
     let base = std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)
@@ -132,7 +148,7 @@ pub fn default_beir_index(beir: &Path) -> PathBuf {
         .unwrap_or_else(std::env::temp_dir);
     use sha2::Digest;
     let tag = hex::encode(&sha2::Sha256::digest(abs.to_string_lossy().as_bytes())[..4]);
-    base.join("engine").join("beir").join(format!("{name}-{tag}"))
+    base.join("engine").join(kind).join(format!("{name}-{tag}"))
 }
 
 fn search_index_dir(index: Option<PathBuf>) -> Result<PathBuf> {
@@ -225,6 +241,205 @@ pub fn print_human(resp: &SearchResponse) {
     }
 }
 
+/// How `engine eval` prints its reports.
+struct EvalOutput {
+    json: bool,
+    out: Option<PathBuf>,
+    compare: Option<Vec<String>>,
+}
+
+impl EvalOutput {
+    fn print(&self, reports: &[crate::eval::Report]) -> Result<()> {
+        let md: String = reports.iter().map(|r| r.markdown()).collect::<Vec<_>>().join("\n");
+        if let Some(path) = &self.out {
+            std::fs::write(path, &md).with_context(|| format!("writing {}", path.display()))?;
+        }
+        if self.json {
+            for r in reports {
+                println!("{}", serde_json::to_string(r)?);
+            }
+        } else {
+            print!("{md}");
+        }
+        if let Some(pair) = &self.compare {
+            for report in reports {
+                let (better, worse) = report.compare(&pair[0], &pair[1])?;
+                let say = |s: String| if self.json { eprintln!("{s}") } else { println!("{s}") };
+                say(format!(
+                    "\n{}: {} queries better in {} than {}, {} worse (nDCG@10):",
+                    report.dataset,
+                    better.len(),
+                    pair[0],
+                    pair[1],
+                    worse.len()
+                ));
+                for (q, a, b) in better.iter().take(20) {
+                    say(format!("  + {q}: {a:.3} vs {b:.3}"));
+                }
+                for (q, a, b) in worse.iter().take(20) {
+                    say(format!("  - {q}: {a:.3} vs {b:.3}"));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The modes to run: the requested ones plus any named by `--compare`.
+fn with_compared_modes(mut modes: Vec<Mode>, compare: &Option<Vec<String>>) -> Vec<Mode> {
+    for m in compare.iter().flatten() {
+        if let Ok(mode) = <Mode as clap::ValueEnum>::from_str(m, true) {
+            if !modes.contains(&mode) {
+                modes.push(mode);
+            }
+        }
+    }
+    modes
+}
+
+/// Scores another system's TREC run with the engine's metrics.
+fn eval_run_file(run: &Path, qrels_path: &Path) -> Result<crate::eval::Report> {
+    use crate::eval;
+    let qrels = eval::read_qrels(qrels_path)?;
+    let ranked = eval::read_run(run)?;
+    let mut per_query = std::collections::BTreeMap::new();
+    for (q, judged) in &qrels {
+        let list = ranked.get(q).cloned().unwrap_or_default();
+        if let Some(m) = eval::score(&list, judged) {
+            per_query.insert(q.clone(), m);
+        }
+    }
+    // trec_eval ignores runs for unjudged queries too; a run over every split is common.
+    let unjudged = ranked.keys().filter(|q| !qrels.contains_key(*q)).count();
+    if unjudged > 0 {
+        eprintln!(
+            "engine: {}: {unjudged} queries have no judgments in {}; ignored",
+            run.display(),
+            qrels_path.display()
+        );
+    }
+    let name = run.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_else(|| "run".into());
+    let runs = vec![eval::run_report(&name, per_query, &[], &Default::default())];
+    let queries = runs[0].per_query.len();
+    Ok(eval::Report { dataset: run.display().to_string(), split: qrels_path.display().to_string(), queries, runs })
+}
+
+/// Indexes a BEIR collection (reusing an unchanged index) and runs its queries in each mode.
+fn eval_beir(
+    beir: &Path,
+    split: Option<String>,
+    index: Option<PathBuf>,
+    settings: &Settings,
+    modes: &[Mode],
+    quiet: bool,
+) -> Result<crate::eval::Report> {
+    use crate::eval;
+    let split = match split {
+        Some(s) => s,
+        None if beir.join("qrels/test.tsv").is_file() => "test".into(),
+        None => "dev".into(),
+    };
+    let queries = eval::read_queries(&beir.join("queries.jsonl"))?;
+    let qrels = eval::read_qrels_for(&beir.join("qrels").join(format!("{split}.tsv")), Some(&queries))?;
+    let dir = index.unwrap_or_else(|| cache_index_dir("beir", beir));
+    let indexed = run_index(&dir, &Source::Beir(std::path::absolute(beir)?), settings, false, quiet)?;
+    if indexed.files_changed + indexed.files_removed > 0 {
+        eprintln!("engine: indexed {} documents into {}", indexed.files_changed, dir.display());
+    }
+    let engine = Engine::open(&dir, settings.clone())?;
+    let runs = eval::run_modes(&engine, &queries, &qrels, modes)?;
+    let name = std::path::absolute(beir)?.file_name().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
+    Ok(eval::Report { dataset: name, split, queries: runs.first().map_or(0, |r| r.per_query.len()), runs })
+}
+
+/// The nearest `golden/` directory at or above the current one.
+fn find_golden() -> Result<PathBuf> {
+    let cwd = std::env::current_dir()?;
+    cwd.ancestors().map(|d| d.join("golden")).find(|g| crate::eval::golden::discover(g).is_ok()).ok_or_else(|| {
+        crate::Error::InvalidInput(format!(
+            "no golden sets found in or above {} (give --golden DIR, --beir DIR or --run FILE --qrels FILE)",
+            cwd.display()
+        ))
+        .into()
+    })
+}
+
+/// Exit code when a golden set misses a threshold.
+pub const EXIT_QUALITY_GATE: i32 = 5;
+
+/// Runs the golden sets and, on both halves, holds them to their thresholds.
+fn eval_golden(
+    golden: Option<PathBuf>,
+    thresholds: Option<PathBuf>,
+    split: Option<String>,
+    modes: Vec<Mode>,
+    settings: &Settings,
+    opts: &EvalOutput,
+) -> Result<i32> {
+    use crate::eval::golden::{self, GoldenSet, Split};
+    let root = match golden {
+        Some(g) => g,
+        None => find_golden()?,
+    };
+    let split = match split.as_deref() {
+        None => Split::All,
+        Some(s) => <Split as clap::ValueEnum>::from_str(s, true).map_err(|_| {
+            crate::Error::InvalidInput(format!("--split {s:?}: golden sets have all, dev and held-out"))
+        })?,
+    };
+    let threshold_file = thresholds.or_else(|| {
+        let dir = if root.join(golden::SET_FILE).is_file() {
+            root.parent().map(Path::to_path_buf)
+        } else {
+            Some(root.clone())
+        };
+        dir.map(|d| d.join(golden::THRESHOLDS_FILE)).filter(|p| p.is_file())
+    });
+    let limits = threshold_file.as_deref().map(golden::read_thresholds).transpose()?;
+    let mut reports = Vec::new();
+    let mut checks = Vec::new();
+    for path in golden::discover(&root)? {
+        let set = GoldenSet::load(&path)?;
+        let mut modes = with_compared_modes(modes.clone(), &opts.compare);
+        for m in limits.iter().filter_map(|l| l.get(&set.name)).flat_map(|by_mode| by_mode.keys()) {
+            let mode = <Mode as clap::ValueEnum>::from_str(m, true).expect("checked when read");
+            if !modes.contains(&mode) {
+                modes.push(mode);
+            }
+        }
+        let dir = cache_index_dir("golden", &set.corpus);
+        run_index(&dir, &Source::Dir(std::path::absolute(&set.corpus)?), settings, false, true)?;
+        let engine = Engine::open(&dir, settings.clone())?;
+        let report = golden::run(&engine, &set, split, &modes)?;
+        let (right, labelled) = golden::intent_accuracy(&set, split);
+        if labelled > 0 && !opts.json {
+            eprintln!("engine: {}: expected intent matched for {right} of {labelled} labelled queries", set.name);
+        }
+        if let (Some(l), Split::All) = (&limits, split) {
+            checks.extend(golden::gate(&set.name, &report, l));
+        }
+        reports.push(report);
+    }
+    opts.print(&reports)?;
+    if split != Split::All && limits.is_some() {
+        eprintln!("engine: thresholds apply to both halves together; not checked for --split {}", split.as_str());
+    }
+    let failed = checks.iter().filter(|c| !c.passed()).count();
+    if !checks.is_empty() {
+        let say = |s: String| if opts.json { eprintln!("{s}") } else { println!("{s}") };
+        say(format!(
+            "\ngolden gate ({}): {} of {} thresholds met",
+            threshold_file.as_deref().map(|p| p.display().to_string()).unwrap_or_default(),
+            checks.len() - failed,
+            checks.len()
+        ));
+        for c in &checks {
+            say(c.to_string());
+        }
+    }
+    Ok(if failed > 0 { EXIT_QUALITY_GATE } else { 0 })
+}
+
 /// Runs one command; returns the process exit code.
 pub fn run(cli: Cli) -> Result<i32> {
     match cli.command {
@@ -232,7 +447,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             let settings = settings_from(&cli.config, SettingsLayer::default())?;
             let (source, index_dir) = match beir {
                 Some(b) => {
-                    let dir = index.unwrap_or_else(|| default_beir_index(&b));
+                    let dir = index.unwrap_or_else(|| cache_index_dir("beir", &b));
                     (Source::Beir(std::path::absolute(&b)?), dir)
                 }
                 None => {
@@ -285,95 +500,41 @@ pub fn run(cli: Cli) -> Result<i32> {
             }
             Ok(0)
         }
-        Command::Eval { beir, split, modes, index, run, qrels, compare, json, out } => {
-            use crate::eval;
-            let report = if let Some(run) = run {
-                let qrels_path = qrels.expect("clap requires --qrels with --run");
-                let qrels = eval::read_qrels(&qrels_path)?;
-                let ranked = eval::read_run(&run)?;
-                let mut per_query = std::collections::BTreeMap::new();
-                for (q, judged) in &qrels {
-                    let list = ranked.get(q).cloned().unwrap_or_default();
-                    if let Some(m) = eval::score(&list, judged) {
-                        per_query.insert(q.clone(), m);
-                    }
-                }
-                for q in ranked.keys() {
-                    if !qrels.contains_key(q) {
-                        eprintln!(
-                            "engine: {}: query {q} has no judgments in {}; ignored",
-                            run.display(),
-                            qrels_path.display()
-                        );
-                    }
-                }
-                let name = run.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_else(|| "run".into());
-                let runs = vec![eval::run_report(&name, per_query, &[], &Default::default())];
-                let queries = runs[0].per_query.len();
-                eval::Report {
-                    dataset: run.display().to_string(),
-                    split: qrels_path.display().to_string(),
-                    queries,
-                    runs,
-                }
+        Command::Eval { beir, golden, thresholds, split, modes, index, run, qrels, compare, json, out } => {
+            let opts = EvalOutput { json, out, compare };
+            if let Some(run) = run {
+                let qrels = qrels.expect("clap requires --qrels with --run");
+                opts.print(&[eval_run_file(&run, &qrels)?])?;
+                Ok(0)
             } else if let Some(beir) = beir {
                 let settings = settings_from(&cli.config, SettingsLayer::default())?;
-                let split = match split {
-                    Some(s) => s,
-                    None if beir.join("qrels/test.tsv").is_file() => "test".into(),
-                    None => "dev".into(),
-                };
-                let qrels = eval::read_qrels(&beir.join("qrels").join(format!("{split}.tsv")))?;
-                let queries = eval::read_queries(&beir.join("queries.jsonl"))?;
-                let dir = index.unwrap_or_else(|| default_beir_index(&beir));
-                let indexed = run_index(&dir, &Source::Beir(std::path::absolute(&beir)?), &settings, false, json)?;
-                if indexed.files_changed + indexed.files_removed > 0 {
-                    eprintln!("engine: indexed {} documents into {}", indexed.files_changed, dir.display());
-                }
-                let engine = Engine::open(&dir, settings)?;
-                let mut modes = modes;
-                for m in compare.iter().flatten() {
-                    if let Ok(mode) = <Mode as clap::ValueEnum>::from_str(m, true) {
-                        if !modes.contains(&mode) {
-                            modes.push(mode);
-                        }
-                    }
-                }
-                let runs = eval::run_modes(&engine, &queries, &qrels, &modes)?;
-                let name = std::path::absolute(&beir)?
-                    .file_name()
-                    .map(|s| s.to_string_lossy().to_string())
-                    .unwrap_or_default();
-                eval::Report { dataset: name, split, queries: runs.first().map_or(0, |r| r.per_query.len()), runs }
+                let modes = with_compared_modes(modes, &opts.compare);
+                opts.print(&[eval_beir(&beir, split, index, &settings, &modes, json)?])?;
+                Ok(0)
             } else {
-                return Err(crate::Error::InvalidInput(
-                    "engine eval needs --beir DIR or --run FILE --qrels FILE".into(),
-                )
-                .into());
+                let settings = settings_from(&cli.config, SettingsLayer::default())?;
+                eval_golden(golden, thresholds, split, modes, &settings, &opts)
+            }
+        }
+        Command::Chunks { files } => {
+            let settings = settings_from(&cli.config, SettingsLayer::default())?;
+            // Chunk budgets are in model tokens; without the model, an estimate.
+            let embedder = Models::locate(None).and_then(|m| OnnxEmbedder::load(&m, &settings.embed)).ok();
+            let count = |t: &str| match &embedder {
+                Some(e) => e.count_tokens(t),
+                None => crate::embed::approx_tokens(t),
             };
-            let md = report.markdown();
-            if let Some(path) = &out {
-                std::fs::write(path, &md).with_context(|| format!("writing {}", path.display()))?;
-            }
-            if json {
-                println!("{}", serde_json::to_string(&report)?);
-            } else {
-                print!("{md}");
-            }
-            if let Some(pair) = compare {
-                let (better, worse) = report.compare(&pair[0], &pair[1])?;
-                println!(
-                    "\n{} queries better in {} than {}, {} worse (nDCG@10):",
-                    better.len(),
-                    pair[0],
-                    pair[1],
-                    worse.len()
-                );
-                for (q, a, b) in better.iter().take(20) {
-                    println!("  + {q}: {a:.3} vs {b:.3}");
-                }
-                for (q, a, b) in worse.iter().take(20) {
-                    println!("  - {q}: {a:.3} vs {b:.3}");
+            for file in &files {
+                let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+                let rel = file.to_string_lossy().to_string();
+                let Some(doc) = crate::ingest::Document::from_path(&rel, text) else {
+                    eprintln!("engine: {rel}: not a file type the engine indexes");
+                    continue;
+                };
+                for c in crate::chunk::chunk_document(&doc, &settings.chunk, &count) {
+                    let symbols =
+                        if c.symbols.is_empty() { String::new() } else { format!("  [{}]", c.symbols.join(", ")) };
+                    println!("{rel}:{}-{}  {} tokens  {}{symbols}", c.start_line, c.end_line, count(&c.text), c.title);
                 }
             }
             Ok(0)

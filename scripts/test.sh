@@ -7,3 +7,5 @@ scripts/fetch-models.sh
 cargo fmt --check
 cargo clippy --release --all-targets -- -D warnings
 cargo test --release
+# The golden-set gate: exits 5 naming each metric under golden/thresholds.toml.
+cargo run --release --quiet -- eval --golden golden

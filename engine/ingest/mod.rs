@@ -100,6 +100,11 @@ impl Document {
         Document { id: path.to_string(), path: path.to_string(), kind, lang, title: None, text, is_file: true }
     }
 
+    /// A file's document, typed by its name; `None` for types the engine does not index.
+    pub fn from_path(path: &str, text: String) -> Option<Document> {
+        classify(path).map(|(kind, lang)| Document::new(path, kind, lang, text))
+    }
+
     /// The last path component.
     pub fn file_name(&self) -> &str {
         self.path.rsplit('/').next().unwrap_or(&self.path)

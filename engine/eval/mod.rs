@@ -4,6 +4,8 @@
 //! with a log2 discount, unjudged documents count as not relevant, and queries with no relevant
 //! document are left out of the means (as BEIR's evaluation does).
 
+pub mod golden;
+
 use crate::error::{Error, IoContext, Result};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -15,6 +17,11 @@ pub type Qrels = BTreeMap<String, HashMap<String, i32>>;
 /// Reads qrels: `query-id corpus-id score` (BEIR, an optional header) or `qid 0 docid score`
 /// (TREC), tab or space separated. A malformed line is an error naming file and line.
 pub fn read_qrels(path: &Path) -> Result<Qrels> {
+    read_qrels_for(path, None)
+}
+
+/// [`read_qrels`], also rejecting a query id that `queries` does not hold (naming the line).
+pub fn read_qrels_for(path: &Path, queries: Option<&BTreeMap<String, String>>) -> Result<Qrels> {
     let text = std::fs::read_to_string(path).ctx(|| format!("reading qrels {}", path.display()))?;
     let mut qrels = Qrels::new();
     for (n, line) in text.lines().enumerate() {
@@ -36,6 +43,13 @@ pub fn read_qrels(path: &Path) -> Result<Qrels> {
         let grade: i32 = g.parse().map_err(|_| {
             Error::InvalidInput(format!("{}:{}: relevance {g:?} is not an integer", path.display(), n + 1))
         })?;
+        if queries.is_some_and(|qs| !qs.contains_key(q)) {
+            return Err(Error::InvalidInput(format!(
+                "{}:{}: query id {q:?} is not in the queries file",
+                path.display(),
+                n + 1
+            )));
+        }
         qrels.entry(q.to_string()).or_default().insert(d.to_string(), grade);
     }
     if qrels.is_empty() {
@@ -206,11 +220,25 @@ pub struct RunReport {
     #[serde(flatten)]
     pub metrics: Metrics,
     pub latency_ms: Latency,
-    /// Mean nDCG@10 and MRR@10 per detected intent: (queries, ndcg@10, mrr@10).
-    pub by_intent: BTreeMap<String, (usize, f64, f64)>,
+    /// Means per group of queries, by grouping ("intent": the detected intent; "split": dev or
+    /// held-out for golden sets).
+    pub breakdown: BTreeMap<String, BTreeMap<String, Group>>,
     #[serde(skip)]
     pub per_query: BTreeMap<String, Metrics>,
 }
+
+/// The mean scores of a group of queries.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Group {
+    pub queries: usize,
+    #[serde(rename = "ndcg@10")]
+    pub ndcg10: f64,
+    #[serde(rename = "mrr@10")]
+    pub mrr10: f64,
+}
+
+/// A query id → group name map, by grouping name.
+pub type Groupings = BTreeMap<String, HashMap<String, String>>;
 
 /// A query whose score differs between two runs: (query id, score in A, score in B).
 pub type Delta = (String, f64, f64);
@@ -229,21 +257,31 @@ pub fn run_report(
     mode: &str,
     per_query: BTreeMap<String, Metrics>,
     latencies: &[f64],
-    intents: &HashMap<String, String>,
+    groupings: &Groupings,
 ) -> RunReport {
     let all: Vec<Metrics> = per_query.values().copied().collect();
-    let mut groups: BTreeMap<String, Vec<Metrics>> = BTreeMap::new();
-    for (q, m) in &per_query {
-        if let Some(i) = intents.get(q) {
-            groups.entry(i.clone()).or_default().push(*m);
+    let mut breakdown = BTreeMap::new();
+    for (grouping, of) in groupings {
+        let mut groups: BTreeMap<String, Vec<Metrics>> = BTreeMap::new();
+        for (q, m) in &per_query {
+            if let Some(g) = of.get(q) {
+                groups.entry(g.clone()).or_default().push(*m);
+            }
         }
+        let means = groups
+            .into_iter()
+            .map(|(g, ms)| {
+                let m = mean(&ms);
+                (g, Group { queries: ms.len(), ndcg10: m.ndcg10, mrr10: m.mrr10 })
+            })
+            .collect();
+        breakdown.insert(grouping.clone(), means);
     }
-    let by_intent = groups.into_iter().map(|(i, ms)| (i, (ms.len(), mean(&ms).ndcg10, mean(&ms).mrr10))).collect();
     RunReport {
         mode: mode.to_string(),
         metrics: mean(&all),
         latency_ms: Latency { p50: percentile(latencies, 0.5), p95: percentile(latencies, 0.95) },
-        by_intent,
+        breakdown,
         per_query,
     }
 }
@@ -269,26 +307,23 @@ impl Report {
                 r.latency_ms.p95
             ));
         }
-        if self.runs.iter().any(|r| !r.by_intent.is_empty()) {
-            s.push_str("\nnDCG@10 by detected intent (queries):\n\n| mode |");
-            let intents: Vec<&String> = self
-                .runs
-                .iter()
-                .flat_map(|r| r.by_intent.keys())
-                .collect::<std::collections::BTreeSet<_>>()
-                .into_iter()
-                .collect();
-            for i in &intents {
-                s.push_str(&format!(" {i} |"));
+        let groupings: std::collections::BTreeSet<&String> =
+            self.runs.iter().flat_map(|r| r.breakdown.keys()).collect();
+        for grouping in groupings {
+            let names: std::collections::BTreeSet<&String> =
+                self.runs.iter().filter_map(|r| r.breakdown.get(grouping)).flat_map(|g| g.keys()).collect();
+            s.push_str(&format!("\nnDCG@10 by {grouping} (queries):\n\n| mode |"));
+            for n in &names {
+                s.push_str(&format!(" {n} |"));
             }
             s.push_str("\n|---|");
-            s.push_str(&"---|".repeat(intents.len()));
+            s.push_str(&"---|".repeat(names.len()));
             s.push('\n');
             for r in &self.runs {
                 s.push_str(&format!("| {} |", r.mode));
-                for i in &intents {
-                    match r.by_intent.get(*i) {
-                        Some((n, ndcg, _)) => s.push_str(&format!(" {ndcg:.3} ({n}) |")),
+                for n in &names {
+                    match r.breakdown.get(grouping).and_then(|g| g.get(*n)) {
+                        Some(g) => s.push_str(&format!(" {:.3} ({}) |", g.ndcg10, g.queries)),
                         None => s.push_str(" – |"),
                     }
                 }
@@ -326,39 +361,67 @@ impl Report {
     }
 }
 
-/// Runs every judged query through [`crate::Engine::search`] in each mode; documents are ranked
-/// by their best chunk, 100 per query.
+/// Judges one query's hits: the query id and its ranked hits → metrics (`None`: no relevant
+/// document, left out of the means).
+pub type Judge<'a> = dyn Fn(&str, &[crate::Hit]) -> Option<Metrics> + 'a;
+
+/// Runs queries (id, text) through [`crate::Engine::search`] in each mode, 150 hits each, and
+/// judges them.
+pub fn run_queries(
+    engine: &crate::Engine,
+    queries: &[(String, String)],
+    modes: &[crate::config::Mode],
+    judge: &Judge,
+    groupings: &Groupings,
+) -> Result<Vec<RunReport>> {
+    if queries.is_empty() {
+        return Err(Error::InvalidInput("no queries to run".into()));
+    }
+    let mut runs = Vec::new();
+    for &mode in modes {
+        let mut per_query = BTreeMap::new();
+        let mut latencies = Vec::new();
+        for (id, q) in queries {
+            let req = crate::SearchRequest::new(q.as_str(), 150, mode);
+            let t = std::time::Instant::now();
+            let resp = engine.search(&req)?;
+            latencies.push(t.elapsed().as_secs_f64() * 1e3);
+            if let Some(m) = judge(id, &resp.results) {
+                per_query.insert(id.clone(), m);
+            }
+        }
+        runs.push(run_report(mode_name(mode), per_query, &latencies, groupings));
+    }
+    Ok(runs)
+}
+
+/// The detected intent of each query, for the per-intent breakdown.
+pub fn intent_groups(queries: &[(String, String)]) -> Groupings {
+    let intents =
+        queries.iter().map(|(id, q)| (id.clone(), crate::intent::classify(q).top.as_str().to_string())).collect();
+    [("intent".to_string(), intents)].into_iter().collect()
+}
+
+/// Runs every judged query of a BEIR-style collection in each mode; documents are ranked by their
+/// best chunk, 100 per query.
 pub fn run_modes(
     engine: &crate::Engine,
     queries: &BTreeMap<String, String>,
     qrels: &Qrels,
     modes: &[crate::config::Mode],
 ) -> Result<Vec<RunReport>> {
-    let judged: Vec<(&String, &String)> = queries.iter().filter(|(id, _)| qrels.contains_key(*id)).collect();
+    let judged: Vec<(String, String)> =
+        queries.iter().filter(|(id, _)| qrels.contains_key(*id)).map(|(i, q)| (i.clone(), q.clone())).collect();
     if judged.is_empty() {
         return Err(Error::InvalidInput("no query has judgments: the query ids and the qrels do not match".into()));
     }
-    let mut runs = Vec::new();
-    let intents: HashMap<String, String> =
-        judged.iter().map(|(id, q)| ((*id).clone(), crate::intent::classify(q).top.as_str().to_string())).collect();
-    for &mode in modes {
-        let mut per_query = BTreeMap::new();
-        let mut latencies = Vec::new();
-        for (id, q) in &judged {
-            let req = crate::SearchRequest::new(q.as_str(), 150, mode);
-            let t = std::time::Instant::now();
-            let resp = engine.search(&req)?;
-            latencies.push(t.elapsed().as_secs_f64() * 1e3);
-            let mut seen = HashSet::new();
-            let ranked: Vec<String> =
-                resp.results.into_iter().map(|h| h.doc).filter(|d| seen.insert(d.clone())).take(100).collect();
-            if let Some(m) = score(&ranked, &qrels[*id]) {
-                per_query.insert((*id).clone(), m);
-            }
-        }
-        runs.push(run_report(mode_name(mode), per_query, &latencies, &intents));
-    }
-    Ok(runs)
+    let judge = |id: &str, hits: &[crate::Hit]| {
+        let mut seen = HashSet::new();
+        let ranked: Vec<String> =
+            hits.iter().map(|h| h.doc.clone()).filter(|d| seen.insert(d.clone())).take(100).collect();
+        score(&ranked, &qrels[id])
+    };
+    run_queries(engine, &judged, modes, &judge, &intent_groups(&judged))
 }
 
 pub fn mode_name(mode: crate::config::Mode) -> &'static str {

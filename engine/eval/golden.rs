@@ -1,0 +1,459 @@
+//! The project's golden sets: hand-judged queries over corpora committed in `golden/`, with the
+//! thresholds CI holds them to. The format is documented in `golden/README.md`; this module reads
+//! and checks it, maps ranked hits onto judged keys, and applies the thresholds.
+//!
+//! A judgment names a document (`docs/runbooks/rollback.md`) or a piece of one
+//! (`api/src/session_store.rs#revoke_all_for_user`): a hit matches `path#name` when it comes from
+//! that path and its title is `name` (or ends with `::name`, `.name` or `> name`) or it defines the
+//! symbol `name`. Naming pieces by symbol rather than by chunk keeps judgments valid when the
+//! chunker changes its boundaries.
+
+use super::{Metrics, Qrels, Report};
+use crate::error::{Error, IoContext, Result};
+use crate::intent::Intent;
+use crate::Hit;
+use serde::Deserialize;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+/// The file that defines a set, inside its directory.
+pub const SET_FILE: &str = "set.toml";
+/// The thresholds file, next to the sets.
+pub const THRESHOLDS_FILE: &str = "thresholds.toml";
+
+/// Which half of a set to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Split {
+    /// Both halves (what the CI gate uses).
+    All,
+    /// The half tuning may look at.
+    Dev,
+    /// The half nobody tunes on.
+    HeldOut,
+}
+
+impl Split {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Split::All => "all",
+            Split::Dev => "dev",
+            Split::HeldOut => "held-out",
+        }
+    }
+}
+
+/// Expected confidence of a query's best hit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExpectedTier {
+    High,
+    Medium,
+    Low,
+    /// Nothing should be shown.
+    None,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SetFile {
+    name: Option<String>,
+    #[serde(default)]
+    description: String,
+    corpus: Option<String>,
+    #[serde(default, rename = "query")]
+    queries: Vec<QueryFile>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct QueryFile {
+    id: String,
+    text: String,
+    #[serde(default)]
+    held_out: bool,
+    intent: Option<Intent>,
+    tier: Option<ExpectedTier>,
+    #[serde(default)]
+    relevant: BTreeMap<String, i32>,
+}
+
+/// One judged query.
+#[derive(Debug, Clone)]
+pub struct GoldenQuery {
+    pub id: String,
+    pub text: String,
+    pub held_out: bool,
+    pub intent: Option<Intent>,
+    pub tier: Option<ExpectedTier>,
+    /// Judged key → grade (0 = judged not relevant). Empty: nothing in the corpus answers it.
+    pub relevant: HashMap<String, i32>,
+}
+
+/// A golden set: its queries and the corpus they are judged against.
+#[derive(Debug, Clone)]
+pub struct GoldenSet {
+    pub name: String,
+    pub description: String,
+    pub file: PathBuf,
+    pub corpus: PathBuf,
+    pub queries: Vec<GoldenQuery>,
+}
+
+fn invalid(file: &Path, what: String) -> Error {
+    Error::InvalidInput(format!("{}: {what}", file.display()))
+}
+
+impl GoldenSet {
+    /// Reads and checks a set: a `set.toml`, or the directory holding one.
+    pub fn load(path: &Path) -> Result<GoldenSet> {
+        let file = if path.is_dir() { path.join(SET_FILE) } else { path.to_path_buf() };
+        let text = std::fs::read_to_string(&file).ctx(|| format!("reading golden set {}", file.display()))?;
+        let parsed: SetFile = toml::from_str(&text).map_err(|e| invalid(&file, e.to_string().trim().to_string()))?;
+        let dir = file.parent().unwrap_or(Path::new("."));
+        let name = parsed.name.unwrap_or_else(|| {
+            dir.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_else(|| "golden".into())
+        });
+        let corpus = dir.join(parsed.corpus.as_deref().unwrap_or("corpus"));
+        if !corpus.is_dir() {
+            return Err(invalid(&file, format!("corpus directory {} does not exist", corpus.display())));
+        }
+        if parsed.queries.is_empty() {
+            return Err(invalid(&file, "no queries ([[query]] tables)".into()));
+        }
+        let mut seen = HashSet::new();
+        let mut queries = Vec::with_capacity(parsed.queries.len());
+        for (n, q) in parsed.queries.into_iter().enumerate() {
+            let at = format!("query {} ({:?})", n + 1, q.id);
+            if q.id.trim().is_empty() {
+                return Err(invalid(&file, format!("query {}: empty id", n + 1)));
+            }
+            if !seen.insert(q.id.clone()) {
+                return Err(invalid(&file, format!("{at}: duplicate id")));
+            }
+            if q.text.trim().is_empty() {
+                return Err(invalid(&file, format!("{at}: empty text")));
+            }
+            for (key, grade) in &q.relevant {
+                if *grade < 0 {
+                    return Err(invalid(&file, format!("{at}: grade {grade} for {key:?} is negative")));
+                }
+                let path = key.split_once('#').map_or(key.as_str(), |(p, _)| p);
+                if !corpus.join(path).is_file() {
+                    return Err(invalid(&file, format!("{at}: judged document {path:?} is not in the corpus")));
+                }
+            }
+            queries.push(GoldenQuery {
+                id: q.id,
+                text: q.text,
+                held_out: q.held_out,
+                intent: q.intent,
+                tier: q.tier,
+                relevant: q.relevant.into_iter().collect(),
+            });
+        }
+        Ok(GoldenSet { name, description: parsed.description, file, corpus, queries })
+    }
+
+    /// The queries of one half.
+    pub fn queries(&self, split: Split) -> impl Iterator<Item = &GoldenQuery> {
+        self.queries.iter().filter(move |q| match split {
+            Split::All => true,
+            Split::Dev => !q.held_out,
+            Split::HeldOut => q.held_out,
+        })
+    }
+
+    /// The judgments as qrels (query id → key → grade).
+    pub fn qrels(&self) -> Qrels {
+        self.queries.iter().map(|q| (q.id.clone(), q.relevant.clone())).collect()
+    }
+}
+
+/// Every set under `dir` (`dir/*/set.toml`), by name; `dir` may also be one set.
+pub fn discover(dir: &Path) -> Result<Vec<PathBuf>> {
+    if dir.join(SET_FILE).is_file() || dir.is_file() {
+        return Ok(vec![dir.to_path_buf()]);
+    }
+    let entries = std::fs::read_dir(dir).ctx(|| format!("reading golden directory {}", dir.display()))?;
+    let mut sets: Vec<PathBuf> =
+        entries.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.join(SET_FILE).is_file()).collect();
+    sets.sort();
+    if sets.is_empty() {
+        return Err(Error::InvalidInput(format!("no golden sets in {} (no */{SET_FILE})", dir.display())));
+    }
+    Ok(sets)
+}
+
+/// Whether a hit is the judged document or piece `key`.
+pub fn matches(key: &str, hit: &Hit) -> bool {
+    let (path, name) = match key.split_once('#') {
+        Some((p, n)) => (p, Some(n)),
+        None => (key, None),
+    };
+    if hit.path != path && hit.doc != path {
+        return false;
+    }
+    let Some(name) = name else { return true };
+    let title = hit.title.as_str();
+    title == name
+        || [format!("::{name}"), format!(".{name}"), format!("> {name}")].iter().any(|s| title.ends_with(s.as_str()))
+        || hit.symbols.iter().any(|s| s == name)
+}
+
+/// Turns ranked hits into a ranked list of judged keys for scoring. Each hit becomes the first
+/// judged key it matches that no earlier hit took (pieces before whole documents, then by name,
+/// so the result is deterministic); a hit matching none becomes its document id. Repeats are
+/// dropped, so several chunks of one document count once, as documents do for BEIR.
+pub fn ranked_keys(hits: &[Hit], relevant: &HashMap<String, i32>) -> Vec<String> {
+    let mut keys: Vec<&String> = relevant.keys().collect();
+    keys.sort_by_key(|k| (!k.contains('#'), k.as_str()));
+    let mut out: Vec<String> = Vec::new();
+    let mut taken: HashSet<String> = HashSet::new();
+    for hit in hits {
+        let key = keys
+            .iter()
+            .find(|k| !taken.contains(k.as_str()) && matches(k, hit))
+            .map(|k| k.to_string())
+            .unwrap_or_else(|| hit.doc.clone());
+        if taken.insert(key.clone()) {
+            out.push(key);
+        }
+    }
+    out
+}
+
+/// Runs a set's queries (one half, or both) in each mode against an engine over its corpus.
+pub fn run(engine: &crate::Engine, set: &GoldenSet, split: Split, modes: &[crate::config::Mode]) -> Result<Report> {
+    let chosen: Vec<&GoldenQuery> = set.queries(split).collect();
+    if chosen.is_empty() {
+        return Err(invalid(&set.file, format!("no {} queries", split.as_str())));
+    }
+    let queries: Vec<(String, String)> = chosen.iter().map(|q| (q.id.clone(), q.text.clone())).collect();
+    let mut groupings = super::intent_groups(&queries);
+    let halves = chosen.iter().map(|q| (q.id.clone(), if q.held_out { "held-out" } else { "dev" }.to_string()));
+    groupings.insert("split".into(), halves.collect());
+    let qrels = set.qrels();
+    let judge = |id: &str, hits: &[Hit]| {
+        let relevant = &qrels[id];
+        let mut ranked = ranked_keys(hits, relevant);
+        ranked.truncate(100);
+        super::score(&ranked, relevant)
+    };
+    let runs = super::run_queries(engine, &queries, modes, &judge, &groupings)?;
+    let judged = runs.first().map_or(0, |r| r.per_query.len());
+    Ok(Report { dataset: set.name.clone(), split: split.as_str().into(), queries: judged, runs })
+}
+
+/// How many queries with an expected intent the classifier gets right: (right, labelled).
+pub fn intent_accuracy(set: &GoldenSet, split: Split) -> (usize, usize) {
+    let labelled: Vec<(&GoldenQuery, Intent)> = set.queries(split).filter_map(|q| q.intent.map(|i| (q, i))).collect();
+    let right = labelled.iter().filter(|(q, i)| crate::intent::classify(&q.text).top == *i).count();
+    (right, labelled.len())
+}
+
+/// Minimum metric values per set and mode: `[set.mode] "ndcg@10" = 0.8`.
+pub type Thresholds = BTreeMap<String, BTreeMap<String, BTreeMap<String, f64>>>;
+
+/// The metric names a threshold may use (the JSON report's names).
+pub const METRICS: [&str; 7] = ["p@5", "p@10", "recall@10", "recall@100", "mrr@10", "ndcg@10", "map"];
+
+/// Reads and checks the thresholds file.
+pub fn read_thresholds(path: &Path) -> Result<Thresholds> {
+    let text = std::fs::read_to_string(path).ctx(|| format!("reading thresholds {}", path.display()))?;
+    let t: Thresholds = toml::from_str(&text).map_err(|e| invalid(path, e.to_string().trim().to_string()))?;
+    for (set, modes) in &t {
+        for (mode, metrics) in modes {
+            if <crate::config::Mode as clap::ValueEnum>::from_str(mode, true).is_err() {
+                return Err(invalid(path, format!("[{set}.{mode}]: unknown mode {mode:?} (bm25, vector, hybrid)")));
+            }
+            for (m, v) in metrics {
+                if !METRICS.contains(&m.as_str()) {
+                    return Err(invalid(
+                        path,
+                        format!("[{set}.{mode}]: unknown metric {m:?} (one of {})", METRICS.join(", ")),
+                    ));
+                }
+                if !(0.0..=1.0).contains(v) {
+                    return Err(invalid(path, format!("[{set}.{mode}] {m} = {v}: must be between 0 and 1")));
+                }
+            }
+        }
+    }
+    Ok(t)
+}
+
+/// A metric's value by its report name.
+pub fn metric(m: &Metrics, name: &str) -> Option<f64> {
+    Some(match name {
+        "p@5" => m.p5,
+        "p@10" => m.p10,
+        "recall@10" => m.recall10,
+        "recall@100" => m.recall100,
+        "mrr@10" => m.mrr10,
+        "ndcg@10" => m.ndcg10,
+        "map" => m.map,
+        _ => return None,
+    })
+}
+
+/// One threshold's outcome.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct GateCheck {
+    pub set: String,
+    pub mode: String,
+    pub metric: String,
+    pub threshold: f64,
+    /// `None` when the mode was not run.
+    pub value: Option<f64>,
+}
+
+impl GateCheck {
+    pub fn passed(&self) -> bool {
+        self.value.is_some_and(|v| v + 1e-9 >= self.threshold)
+    }
+}
+
+impl std::fmt::Display for GateCheck {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.value {
+            Some(v) if self.passed() => {
+                write!(f, "ok   {} {} {} = {v:.3} >= {:.3}", self.set, self.mode, self.metric, self.threshold)
+            }
+            Some(v) => write!(
+                f,
+                "FAIL {} {} {} = {v:.3} < {:.3} (short by {:.3})",
+                self.set,
+                self.mode,
+                self.metric,
+                self.threshold,
+                self.threshold - v
+            ),
+            None => write!(f, "FAIL {} {} {}: mode was not run", self.set, self.mode, self.metric),
+        }
+    }
+}
+
+/// Checks a set's report against its thresholds.
+pub fn gate(set: &str, report: &Report, thresholds: &Thresholds) -> Vec<GateCheck> {
+    let mut out = Vec::new();
+    for (mode, metrics) in thresholds.get(set).into_iter().flatten() {
+        let run = report.runs.iter().find(|r| r.mode == *mode);
+        for (m, t) in metrics {
+            out.push(GateCheck {
+                set: set.to_string(),
+                mode: mode.clone(),
+                metric: m.clone(),
+                threshold: *t,
+                value: run.and_then(|r| metric(&r.metrics, m)),
+            });
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hit(path: &str, title: &str, symbols: &[&str]) -> Hit {
+        Hit {
+            id: format!("{path}#0"),
+            doc: path.into(),
+            path: path.into(),
+            title: title.into(),
+            start_line: 1,
+            end_line: 2,
+            score: 0.0,
+            snippet: String::new(),
+            text: String::new(),
+            kind: "code".into(),
+            lang: None,
+            tags: vec![],
+            category: None,
+            symbols: symbols.iter().map(|s| s.to_string()).collect(),
+            explain: None,
+        }
+    }
+
+    #[test]
+    fn keys_match_documents_titles_and_symbols() {
+        let h = hit("api/store.rs", "SessionStore::load", &["load"]);
+        assert!(matches("api/store.rs", &h));
+        assert!(matches("api/store.rs#load", &h));
+        assert!(matches("api/store.rs#SessionStore::load", &h));
+        assert!(!matches("api/store.rs#revoke", &h));
+        assert!(!matches("api/other.rs#load", &h));
+        assert!(matches("docs/a.md#Errors", &hit("docs/a.md", "API conventions > Errors", &[])));
+        assert!(!matches("docs/a.md#rors", &hit("docs/a.md", "API conventions > Errors", &[])));
+    }
+
+    #[test]
+    fn ranked_keys_count_each_judgment_once_and_collapse_other_chunks() {
+        let rel: HashMap<String, i32> = [("a.rs#f".to_string(), 2), ("b.md".to_string(), 1)].into_iter().collect();
+        let hits = [
+            hit("a.rs", "g", &["g"]), // unjudged chunk of a judged file: the document id
+            hit("a.rs", "f", &["f"]),
+            hit("b.md", "x", &[]),
+            hit("b.md", "y", &[]),    // second chunk of b.md: dropped
+            hit("a.rs", "f", &["f"]), // an overlapping window of f: dropped
+            hit("c.md", "z", &[]),
+        ];
+        assert_eq!(ranked_keys(&hits, &rel), ["a.rs", "a.rs#f", "b.md", "c.md"]);
+        let m = super::super::score(&ranked_keys(&hits, &rel), &rel).unwrap();
+        assert_eq!(m.mrr10, 0.5);
+        assert_eq!(m.recall10, 1.0);
+    }
+
+    #[test]
+    fn bad_sets_name_the_file_and_the_query() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("corpus")).unwrap();
+        std::fs::write(dir.path().join("corpus/a.md"), "# A\n").unwrap();
+        let set = dir.path().join(SET_FILE);
+        let write = |s: &str| std::fs::write(&set, s).unwrap();
+        let err = |s: &str| {
+            write(s);
+            GoldenSet::load(dir.path()).unwrap_err().to_string()
+        };
+        let e = err("[[query]]\nid = \"q1\"\ntext = \"x\"\nrelevant = { \"missing.md\" = 1 }\n");
+        assert!(e.contains("set.toml") && e.contains("\"q1\"") && e.contains("missing.md"), "{e}");
+        let e = err("[[query]]\nid = \"q1\"\ntext = \"x\"\n[[query]]\nid = \"q1\"\ntext = \"y\"\n");
+        assert!(e.contains("duplicate id"), "{e}");
+        let e = err("[[query]]\nid = \"q1\"\ntext = \"x\"\nrelevnt = {}\n");
+        assert!(e.contains("relevnt") && e.contains("line"), "{e}");
+        let e = err("[[query]]\nid = \"q1\"\ntext = \"  \"\n");
+        assert!(e.contains("empty text"), "{e}");
+        assert!(err("description = \"nothing\"\n").contains("no queries"));
+        let e = err("[[query]]\nid = \"q1\"\ntext = \"x\"\nintent = \"vibes\"\n");
+        assert!(e.contains("vibes"), "{e}");
+        write("[[query]]\nid = \"q1\"\ntext = \"x\"\nheld_out = true\nrelevant = { \"a.md\" = 2 }\n[[query]]\nid = \"q2\"\ntext = \"y\"\n");
+        let s = GoldenSet::load(dir.path()).unwrap();
+        assert_eq!(s.queries(Split::HeldOut).count(), 1);
+        assert_eq!(s.queries(Split::Dev).next().unwrap().id, "q2");
+    }
+
+    #[test]
+    fn thresholds_are_checked_and_shortfalls_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join(THRESHOLDS_FILE);
+        std::fs::write(&p, "[memory.hybrid]\n\"ndcg@10\" = 0.8\n\"mrr@10\" = 0.5\n[memory.vector]\n\"map\" = 0.1\n")
+            .unwrap();
+        let t = read_thresholds(&p).unwrap();
+        let run = super::super::run_report(
+            "hybrid",
+            [("q".to_string(), Metrics { ndcg10: 0.75, mrr10: 0.9, ..Default::default() })].into_iter().collect(),
+            &[],
+            &Default::default(),
+        );
+        let report = Report { dataset: "memory".into(), split: "all".into(), queries: 1, runs: vec![run] };
+        let checks = gate("memory", &report, &t);
+        let text: Vec<String> = checks.iter().map(|c| c.to_string()).collect();
+        assert!(text.iter().any(|l| l.starts_with("FAIL memory hybrid ndcg@10 = 0.750 < 0.800 (short by 0.050)")));
+        assert!(text.iter().any(|l| l.starts_with("ok   memory hybrid mrr@10")));
+        assert!(text.iter().any(|l| l.contains("vector map: mode was not run")));
+        std::fs::write(&p, "[memory.hybrid]\n\"ndcg@11\" = 0.8\n").unwrap();
+        assert!(read_thresholds(&p).unwrap_err().to_string().contains("ndcg@11"));
+        std::fs::write(&p, "[memory.fancy]\n\"map\" = 0.8\n").unwrap();
+        assert!(read_thresholds(&p).unwrap_err().to_string().contains("fancy"));
+    }
+}

@@ -1,0 +1,155 @@
+//! `engine eval` end to end with the real binary and model: the golden gate passes and fails with
+//! the documented exit codes and messages, TREC runs are scored, bad inputs name file and line.
+
+mod common;
+
+use common::{copy_dir, json, root};
+use std::path::Path;
+use std::process::Command;
+
+/// Runs the binary in `cwd` with its own cache directory; returns (exit code, stdout, stderr).
+fn eval(args: &[&str], cwd: &Path) -> (i32, String, String) {
+    let out = Command::new(common::bin())
+        .args(args)
+        .current_dir(cwd)
+        .env("XDG_CACHE_HOME", cwd.join("cache"))
+        .env_remove("ENGINE_MODELS_DIR")
+        .output()
+        .expect("run engine");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A golden directory with one set over the sample corpus; the second query is judged against a
+/// document that cannot rank first, so its nDCG@10 is below 1.
+fn golden_dir(threshold: f64) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let set = dir.path().join("golden/tiny");
+    copy_dir(&root().join("sample"), &set.join("corpus"));
+    std::fs::write(
+        set.join("set.toml"),
+        r#"name = "tiny"
+[[query]]
+id = "t1"
+text = "why did we move sessions off memcached"
+relevant = { ".claude/memory/decision-session-store.json" = 2 }
+
+[[query]]
+id = "t2"
+text = "session store redis memcached"
+held_out = true
+relevant = { "src/thumbnails.go" = 1 }
+
+[[query]]
+id = "t3"
+text = "write a poem"
+tier = "none"
+relevant = {}
+"#,
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("golden/thresholds.toml"),
+        format!("[tiny.hybrid]\n\"ndcg@10\" = {threshold}\n\"mrr@10\" = 0.1\n"),
+    )
+    .unwrap();
+    dir
+}
+
+#[test]
+fn the_golden_gate_passes_and_fails_by_threshold() {
+    let dir = golden_dir(0.2);
+    let (code, out, err) = eval(&["eval", "--modes", "bm25"], dir.path());
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.contains("### tiny (all, 2 queries)"), "{out}");
+    assert!(out.contains("| bm25 |") && out.contains("| hybrid |"), "the gate's mode is added: {out}");
+    assert!(out.contains("2 of 2 thresholds met"), "{out}");
+    assert!(out.contains("nDCG@10 by split"), "{out}");
+
+    std::fs::write(dir.path().join("golden/thresholds.toml"), "[tiny.hybrid]\n\"ndcg@10\" = 1.0\n").unwrap();
+    let (code, out, _) = eval(&["eval", "--modes", "hybrid"], dir.path());
+    assert_eq!(code, 5, "{out}");
+    let fail = out.lines().find(|l| l.starts_with("FAIL tiny hybrid ndcg@10 = ")).unwrap_or_else(|| panic!("{out}"));
+    assert!(fail.contains("< 1.000 (short by "), "{fail}");
+
+    // One half only: reported, not gated.
+    let (code, out, err) = eval(&["eval", "--modes", "hybrid", "--split", "held-out"], dir.path());
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.contains("### tiny (held-out, 1 queries)"), "{out}");
+    assert!(err.contains("not checked for --split held-out"), "{err}");
+}
+
+#[test]
+fn json_reports_have_the_documented_shape() {
+    let dir = golden_dir(0.2);
+    let (code, out, err) = eval(&["eval", "--modes", "bm25,hybrid", "--json"], dir.path());
+    assert_eq!(code, 0, "{err}");
+    let r = json(out.lines().next().unwrap());
+    assert_eq!(r["dataset"], "tiny");
+    assert_eq!(r["split"], "all");
+    assert_eq!(r["queries"], 2);
+    for run in r["runs"].as_array().unwrap() {
+        for key in ["mode", "p@5", "p@10", "recall@10", "recall@100", "mrr@10", "ndcg@10", "map"] {
+            assert!(!run[key].is_null(), "{key} missing in {run}");
+        }
+        assert!(run["latency_ms"]["p50"].as_f64().unwrap() > 0.0);
+        assert!(run["latency_ms"]["p95"].as_f64().unwrap() >= run["latency_ms"]["p50"].as_f64().unwrap());
+    }
+    assert!(err.contains("2 of 2 thresholds met"), "gate lines go to stderr with --json: {err}");
+}
+
+#[test]
+fn trec_runs_are_scored_with_the_same_metrics() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("qrels.tsv"), "query-id\tcorpus-id\tscore\nq1\ta\t1\nq2\tb\t2\n").unwrap();
+    std::fs::write(dir.path().join("run.trec"), "q1 Q0 x 1 2.0 t\nq1 Q0 a 2 1.0 t\nq2 Q0 b 1 5.0 t\nq9 Q0 z 1 1 t\n")
+        .unwrap();
+    let (code, out, err) = eval(&["eval", "--run", "run.trec", "--qrels", "qrels.tsv", "--json"], dir.path());
+    assert_eq!(code, 0, "{err}");
+    let r = json(&out);
+    assert_eq!(r["queries"], 2);
+    assert!((r["runs"][0]["mrr@10"].as_f64().unwrap() - 0.75).abs() < 1e-9, "{out}");
+    assert!(err.contains("1 queries have no judgments"), "{err}");
+}
+
+#[test]
+fn bad_inputs_name_the_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("run.trec"), "q1 Q0 a 1 1.0 t\nq1 Q0 b 2\n").unwrap();
+    std::fs::write(d.join("qrels.tsv"), "q1\ta\t1\n").unwrap();
+    let (code, _, err) = eval(&["eval", "--run", "run.trec", "--qrels", "qrels.tsv"], d);
+    assert_eq!(code, 2);
+    assert!(err.contains("run.trec:2") && err.contains("6 columns"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+
+    // A BEIR collection whose qrels name a query that does not exist.
+    let beir = d.join("beir");
+    std::fs::create_dir_all(beir.join("qrels")).unwrap();
+    std::fs::write(beir.join("corpus.jsonl"), "{\"_id\":\"d1\",\"title\":\"\",\"text\":\"redis sessions\"}\n").unwrap();
+    std::fs::write(beir.join("queries.jsonl"), "{\"_id\":\"q1\",\"text\":\"sessions\"}\n").unwrap();
+    std::fs::write(beir.join("qrels/test.tsv"), "query-id\tcorpus-id\tscore\nq1\td1\t1\nq7\td1\t1\n").unwrap();
+    let (code, _, err) = eval(&["eval", "--beir", "beir", "--modes", "bm25"], d);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("test.tsv:3") && err.contains("\"q7\""), "{err}");
+
+    // An empty query set.
+    std::fs::write(beir.join("queries.jsonl"), "").unwrap();
+    std::fs::write(beir.join("qrels/test.tsv"), "").unwrap();
+    let (code, _, err) = eval(&["eval", "--beir", "beir", "--modes", "bm25"], d);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("test.tsv") && err.contains("no judgments"), "{err}");
+
+    // A golden set judging a document its corpus does not have.
+    let set = d.join("golden/broken");
+    std::fs::create_dir_all(set.join("corpus")).unwrap();
+    std::fs::write(set.join("corpus/a.md"), "# A\n").unwrap();
+    std::fs::write(set.join("set.toml"), "[[query]]\nid = \"b1\"\ntext = \"x\"\nrelevant = { \"gone.md\" = 1 }\n")
+        .unwrap();
+    let (code, _, err) = eval(&["eval"], d);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("set.toml") && err.contains("\"b1\"") && err.contains("gone.md"), "{err}");
+}
