@@ -1,8 +1,9 @@
 //! Command-line definitions and dispatch. `run` is one `match` on the command; each arm builds
 //! settings from the flags layer and calls the library.
 
-use crate::config::{EmbedLayer, Mode, SearchLayer, Settings, SettingsLayer};
+use crate::config::{EmbedLayer, Mode, RerankLayer, RerankMode, SearchLayer, Settings, SettingsLayer};
 use crate::embed::{dot, Embedder, OnnxEmbedder};
+use crate::eval::RunMode;
 use crate::index::{self, BuildOptions};
 use crate::ingest::Source;
 use crate::models::Models;
@@ -65,9 +66,10 @@ pub enum Command {
         /// held-out (the gate runs only on all).
         #[arg(long)]
         split: Option<String>,
-        /// Modes to run, comma separated.
-        #[arg(long, value_enum, value_delimiter = ',', default_value = "bm25,vector,hybrid")]
-        modes: Vec<Mode>,
+        /// Configurations to run, comma separated: bm25, vector, hybrid, hybrid+rerank (always
+        /// rerank), hybrid+auto (the configured trigger).
+        #[arg(long, default_value = "bm25,vector,hybrid")]
+        modes: String,
         /// Index directory for a BEIR collection (default: a per-collection cache directory).
         #[arg(long)]
         index: Option<PathBuf>,
@@ -104,12 +106,23 @@ pub enum Command {
         k: Option<usize>,
         #[arg(long, value_enum)]
         mode: Option<Mode>,
-        /// Print JSON.
+        /// Print JSON (same as --format json).
         #[arg(long)]
         json: bool,
+        /// Output: text (for a person), json, or context (the tiered block an LLM gets).
+        #[arg(long, value_enum)]
+        format: Option<Format>,
+        /// Rerank: never, always, or auto (the configured trigger rules).
+        #[arg(long, value_enum)]
+        rerank: Option<RerankMode>,
         /// Include per-stage scores.
         #[arg(long)]
         explain: bool,
+    },
+    /// Check configuration.
+    Config {
+        #[command(subcommand)]
+        action: ConfigAction,
     },
     /// Embed texts with the local model and print their cosine similarities (a model check).
     Embed {
@@ -119,6 +132,25 @@ pub enum Command {
         /// Texts per ONNX run.
         #[arg(long)]
         batch_size: Option<usize>,
+    },
+}
+
+/// `engine search` output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+    Context,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigAction {
+    /// Validate a config file (default: engine.toml): unknown keys, bad values, invalid settings.
+    Check {
+        file: Option<PathBuf>,
+        /// Also print the resolved settings.
+        #[arg(long)]
+        show: bool,
     },
 }
 
@@ -232,11 +264,23 @@ pub fn print_human(resp: &SearchResponse) {
             resp.degraded_reason.as_deref().unwrap_or("no embedding model")
         );
     }
+    if let Some(r) = resp.rerank.as_ref().filter(|r| !r.applied) {
+        eprintln!("engine: not reranked: {}", r.reason.as_deref().unwrap_or("unknown reason"));
+    }
     if resp.results.is_empty() {
         println!("no results for {:?}", resp.query);
     }
     for (i, h) in resp.results.iter().enumerate() {
-        println!("{:>2}. {:.4}  {}:{}-{}  {}", i + 1, h.score, h.path, h.start_line, h.end_line, h.title);
+        println!(
+            "{:>2}. {:.4} {:<6}  {}:{}-{}  {}",
+            i + 1,
+            h.score,
+            h.confidence.as_str(),
+            h.path,
+            h.start_line,
+            h.end_line,
+            h.title
+        );
         println!("      {}", highlight(&h.snippet, &resp.query, color));
     }
 }
@@ -286,9 +330,9 @@ impl EvalOutput {
 }
 
 /// The modes to run: the requested ones plus any named by `--compare`.
-fn with_compared_modes(mut modes: Vec<Mode>, compare: &Option<Vec<String>>) -> Vec<Mode> {
+fn with_compared_modes(mut modes: Vec<RunMode>, compare: &Option<Vec<String>>) -> Vec<RunMode> {
     for m in compare.iter().flatten() {
-        if let Ok(mode) = <Mode as clap::ValueEnum>::from_str(m, true) {
+        if let Some(mode) = RunMode::parse(m) {
             if !modes.contains(&mode) {
                 modes.push(mode);
             }
@@ -330,7 +374,7 @@ fn eval_beir(
     split: Option<String>,
     index: Option<PathBuf>,
     settings: &Settings,
-    modes: &[Mode],
+    modes: &[RunMode],
     quiet: bool,
 ) -> Result<crate::eval::Report> {
     use crate::eval;
@@ -372,7 +416,7 @@ fn eval_golden(
     golden: Option<PathBuf>,
     thresholds: Option<PathBuf>,
     split: Option<String>,
-    modes: Vec<Mode>,
+    modes: Vec<RunMode>,
     settings: &Settings,
     opts: &EvalOutput,
 ) -> Result<i32> {
@@ -402,7 +446,7 @@ fn eval_golden(
         let set = GoldenSet::load(&path)?;
         let mut modes = with_compared_modes(modes.clone(), &opts.compare);
         for m in limits.iter().filter_map(|l| l.get(&set.name)).flat_map(|by_mode| by_mode.keys()) {
-            let mode = <Mode as clap::ValueEnum>::from_str(m, true).expect("checked when read");
+            let mode = RunMode::parse(m).expect("checked when read");
             if !modes.contains(&mode) {
                 modes.push(mode);
             }
@@ -502,6 +546,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         }
         Command::Eval { beir, golden, thresholds, split, modes, index, run, qrels, compare, json, out } => {
             let opts = EvalOutput { json, out, compare };
+            let modes = RunMode::parse_list(&modes)?;
             if let Some(run) = run {
                 let qrels = qrels.expect("clap requires --qrels with --run");
                 opts.print(&[eval_run_file(&run, &qrels)?])?;
@@ -539,11 +584,47 @@ pub fn run(cli: Cli) -> Result<i32> {
             }
             Ok(0)
         }
-        Command::Search { query, index, k, mode, json, explain } => {
+        Command::Config { action: ConfigAction::Check { file, show } } => {
+            let path = file.or(cli.config).unwrap_or_else(|| PathBuf::from("engine.toml"));
+            if !path.is_file() {
+                return Err(crate::Error::InvalidInput(format!("no config file at {}", path.display())).into());
+            }
+            let (layer, warnings) = SettingsLayer::from_file(&path)?;
+            for w in &warnings {
+                eprintln!("engine: {}: {w}", path.display());
+            }
+            let settings = layer.resolve().map_err(|e| {
+                crate::Error::Config(format!(
+                    "{}: {}",
+                    path.display(),
+                    e.to_string().trim_start_matches("invalid configuration: ")
+                ))
+            })?;
+            if show {
+                println!("{}", toml::to_string(&settings)?);
+            }
+            if warnings.is_empty() {
+                println!("{}: ok", path.display());
+                Ok(0)
+            } else {
+                println!(
+                    "{}: {} problem(s); the defaults named above are used instead",
+                    path.display(),
+                    warnings.len()
+                );
+                Ok(2)
+            }
+        }
+        Command::Search { query, index, k, mode, json, format, rerank, explain } => {
             if query.trim().is_empty() {
                 return Err(crate::Error::InvalidInput("empty query: give some words to search for".into()).into());
             }
-            let flags = SettingsLayer { search: SearchLayer { k, mode, ..Default::default() }, ..Default::default() };
+            let format = format.unwrap_or(if json { Format::Json } else { Format::Text });
+            let flags = SettingsLayer {
+                search: SearchLayer { k, mode, ..Default::default() },
+                rerank: RerankLayer { mode: rerank, ..Default::default() },
+                ..Default::default()
+            };
             let settings = settings_from(&cli.config, flags)?;
             let dir = search_index_dir(index)?;
             let engine = if settings.search.mode == Mode::Bm25 {
@@ -555,10 +636,10 @@ pub fn run(cli: Cli) -> Result<i32> {
             let mut req = SearchRequest::new(query, settings.search.k, settings.search.mode);
             req.explain = explain;
             let resp = engine.search(&req)?;
-            if json {
-                println!("{}", serde_json::to_string(&resp)?);
-            } else {
-                print_human(&resp);
+            match format {
+                Format::Json => println!("{}", serde_json::to_string(&resp)?),
+                Format::Text => print_human(&resp),
+                Format::Context => print!("{}", engine.context(&resp).text),
             }
             Ok(0)
         }

@@ -18,7 +18,9 @@ pub mod fuse;
 pub mod index;
 pub mod ingest;
 pub mod intent;
+pub mod rerank;
 pub mod search;
+pub mod tier;
 
 pub use search::{Engine, Hit, SearchRequest, SearchResponse};
 pub mod eval;

@@ -1,9 +1,10 @@
 //! The one search path. [`Engine::search`] is what the CLI, `engine eval` and the hook call; no
 //! other code scores documents. It reads top to bottom: intent → BM25 ‖ vector (‖ symbol) →
-//! fusion → expansion boost → dedup → hits.
+//! fusion → expansion boost → dedup → optional rerank → confidence labels → hits.
+//! [`Engine::context`] turns a response into the tiered context block an LLM gets.
 
 use crate::config::{Mode, Settings};
-use crate::embed::{Embedder, OnnxEmbedder};
+use crate::embed::{dot, Embedder, OnnxEmbedder};
 use crate::error::{Error, Result};
 use crate::fuse::{self, Fused, Leg, LegContribution, LegHit};
 use crate::index::bm25::{self, Fields};
@@ -11,6 +12,8 @@ use crate::index::store::{self, Meta};
 use crate::index::vector::VectorStore;
 use crate::intent::{self, IntentResult};
 use crate::models::Models;
+use crate::rerank::{self, OnnxCrossEncoder, RerankReport, Reranker};
+use crate::tier::{self, Confidence, ContextBlock};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -28,11 +31,13 @@ pub struct SearchRequest {
     pub k: usize,
     pub mode: Mode,
     pub explain: bool,
+    /// Overrides `[rerank] mode` for this query.
+    pub rerank: Option<crate::config::RerankMode>,
 }
 
 impl SearchRequest {
     pub fn new(query: impl Into<String>, k: usize, mode: Mode) -> SearchRequest {
-        SearchRequest { query: query.into(), k, mode, explain: false }
+        SearchRequest { query: query.into(), k, mode, explain: false, rerank: None }
     }
 }
 
@@ -44,11 +49,14 @@ pub struct Explain {
     pub rrf: f32,
     pub consensus: f32,
     pub boosts: Vec<String>,
+    /// The cross-encoder's logit, when the hit was reranked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rerank_logit: Option<f32>,
     pub final_score: f32,
 }
 
 /// One result.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct Hit {
     /// Chunk id: `<document id>#<vector id>`.
     pub id: String,
@@ -59,6 +67,14 @@ pub struct Hit {
     pub start_line: usize,
     pub end_line: usize,
     pub score: f32,
+    /// How sure the engine is that this hit answers the query.
+    pub confidence: Confidence,
+    /// Raw cosine between the query and the chunk (the evidence confidence floors use).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cosine: Option<f32>,
+    /// Raw BM25 score, when the lexical leg found the chunk.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bm25: Option<f32>,
     pub snippet: String,
     #[serde(skip)]
     pub text: String,
@@ -84,6 +100,7 @@ pub struct Timings {
     pub vector: f64,
     pub symbol: f64,
     pub fuse: f64,
+    pub rerank: f64,
     pub total: f64,
 }
 
@@ -97,6 +114,9 @@ pub struct SearchResponse {
     pub degraded: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub degraded_reason: Option<String>,
+    /// What the rerank stage did, when it was triggered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rerank: Option<RerankReport>,
     pub results: Vec<Hit>,
     pub timings_ms: Timings,
 }
@@ -110,8 +130,12 @@ pub struct Engine {
     reader: IndexReader,
     fields: Fields,
     vectors: VectorStore,
+    /// Vector id → row in `vectors`, for the cosine of any hit.
+    rows: HashMap<u64, usize>,
     embedder: Option<Arc<dyn Embedder>>,
     embed_error: Option<String>,
+    reranker: Option<Arc<dyn Reranker>>,
+    rerank_error: Option<String>,
 }
 
 fn ms(t: Instant) -> f64 {
@@ -128,10 +152,34 @@ impl Engine {
         let embedder: std::result::Result<Arc<dyn Embedder>, Error> = Models::locate(Some(root))
             .and_then(|m| OnnxEmbedder::load(&m, &settings.embed))
             .map(|e| Arc::new(e) as Arc<dyn Embedder>);
-        match embedder {
+        let engine = match embedder {
             Ok(e) => Engine::with_embedder(dir, settings, Some(e), None),
             Err(err) => Engine::with_embedder(dir, settings, None, Some(err.to_string())),
+        }?;
+        Ok(engine.with_configured_reranker())
+    }
+
+    /// Loads the configured cross-encoder, if any and if reranking is not off. A reranker that
+    /// cannot load is reported in every response that wanted it; search still answers.
+    pub fn with_configured_reranker(mut self) -> Engine {
+        if self.settings.rerank.mode == crate::config::RerankMode::Never {
+            return self;
         }
+        let root = self.dir.parent().unwrap_or(&self.dir).to_path_buf();
+        let Ok(models) = Models::locate(Some(&root)) else { return self };
+        let Some(dir) = OnnxCrossEncoder::configured_dir(&models, &self.settings.rerank) else { return self };
+        match OnnxCrossEncoder::load(&models, &dir, self.settings.rerank.max_length) {
+            Ok(r) => self.reranker = Some(Arc::new(r)),
+            Err(e) => self.rerank_error = Some(format!("reranker unavailable: {e}")),
+        }
+        self
+    }
+
+    /// Uses this reranker (tests, programs bringing their own).
+    pub fn with_reranker(mut self, reranker: Arc<dyn Reranker>) -> Engine {
+        self.reranker = Some(reranker);
+        self.rerank_error = None;
+        self
     }
 
     /// Opens the index without loading a model, for callers that only run BM25 queries.
@@ -163,6 +211,7 @@ impl Engine {
         let reader = index.reader()?;
         let (_, fields) = bm25::schema();
         let vectors = crate::index::vector::VectorStore::open(&generation_dir, meta.graph, &settings.vector)?;
+        let rows = vectors.vids.iter().enumerate().map(|(row, vid)| (*vid, row)).collect();
         Ok(Engine {
             dir: dir.to_path_buf(),
             settings,
@@ -171,8 +220,11 @@ impl Engine {
             reader,
             fields,
             vectors,
+            rows,
             embedder,
             embed_error,
+            reranker: None,
+            rerank_error: None,
         })
     }
 
@@ -208,14 +260,14 @@ impl Engine {
             || self.timed(want_vec, || self.vector_leg(query, n)),
         );
         timings.bm25 = lex_ms;
-        let (vector, degraded_reason) = match vector {
-            Some(Ok((hits, embed_ms))) => {
+        let (vector, query_vector, degraded_reason) = match vector {
+            Some(Ok((hits, q, embed_ms))) => {
                 timings.embed = embed_ms;
                 timings.vector = vec_ms - embed_ms;
-                (Some(hits), None)
+                (Some(hits), Some(q), None)
             }
-            Some(Err(reason)) => (None, Some(reason)),
-            None => (None, None),
+            Some(Err(reason)) => (None, None, Some(reason)),
+            None => (None, None, None),
         };
         let degraded = degraded_reason.is_some();
         let lexical = match (lexical, degraded) {
@@ -237,6 +289,7 @@ impl Engine {
         let weights = fuse::mix(&intent, &self.settings.fuse);
         let mut legs = Vec::new();
         let mut addresses: HashMap<u64, DocAddress> = HashMap::new();
+        let bm25_scores: HashMap<u64, f32> = lexical.iter().flatten().map(|(h, _)| (h.key, h.score)).collect();
         for (leg, hits) in [(Leg::Lexical, lexical), (Leg::Symbol, symbol)] {
             if let Some(hits) = hits {
                 legs.push((leg, hits.iter().map(|(h, _)| *h).collect::<Vec<_>>()));
@@ -249,8 +302,14 @@ impl Engine {
         let fused = fuse::fuse(&legs, &weights, &self.settings.fuse);
         timings.fuse = ms(t);
 
-        // Load the best candidates, boost those matching named symbols or paths, dedup, cut to k.
-        let candidates = fused.into_iter().take(req.k * 3 + 10);
+        // Load the best candidates, boost those matching named symbols or paths, dedup.
+        let mut rerank_config = self.settings.rerank.clone();
+        if let Some(m) = req.rerank {
+            rerank_config.mode = m;
+        }
+        let reranking = req.mode == Mode::Hybrid && rerank::should_rerank(query, &intent, &rerank_config);
+        let want = if reranking { req.k.max(self.settings.rerank.top_k) } else { req.k };
+        let candidates = fused.into_iter().take(want * 3 + 10);
         let mut hits: Vec<(Fused, Hit, Vec<String>)> = Vec::new();
         for f in candidates {
             let Some(address) = addresses.get(&f.key).copied().or_else(|| self.address_of(&searcher, f.key)) else {
@@ -266,29 +325,49 @@ impl Engine {
             }
         }
         hits.sort_by(|a, b| b.0.score.total_cmp(&a.0.score).then(a.0.key.cmp(&b.0.key)));
-        let mut results: Vec<Hit> = Vec::new();
+        let mut results: Vec<(Fused, Hit, Vec<String>)> = Vec::new();
         for (f, mut hit, boosts) in hits {
-            if results.iter().any(|r| r.doc == hit.doc && r.start_line <= hit.end_line && hit.start_line <= r.end_line)
+            if results
+                .iter()
+                .any(|(_, r, _)| r.doc == hit.doc && r.start_line <= hit.end_line && hit.start_line <= r.end_line)
             {
                 continue; // an overlapping window of a chunk already listed
             }
             hit.score = f.score;
-            hit.snippet = snippet(&hit.text, query, 240);
-            if req.explain {
-                hit.explain = Some(Explain {
-                    legs: f.legs.clone(),
-                    weights,
-                    rrf: f.rrf,
-                    consensus: f.consensus,
-                    boosts,
-                    final_score: f.score,
-                });
-            }
-            results.push(hit);
-            if results.len() == req.k {
+            hit.bm25 = bm25_scores.get(&f.key).copied();
+            hit.cosine =
+                query_vector.as_ref().and_then(|q| self.rows.get(&f.key).map(|r| dot(q, self.vectors.row(*r))));
+            results.push((f, hit, boosts));
+            if results.len() == want {
                 break;
             }
         }
+
+        // Optional rerank of the top fused hits, then confidence labels on the final order.
+        let t = Instant::now();
+        let mut logits: HashMap<u64, f32> = HashMap::new();
+        let rerank = reranking.then(|| self.rerank(query, &mut results, &mut logits)).flatten();
+        timings.rerank = ms(t);
+        results.truncate(req.k);
+        let mut results: Vec<Hit> = results
+            .into_iter()
+            .map(|(f, mut hit, boosts)| {
+                hit.snippet = snippet(&hit.text, query, 240);
+                if req.explain {
+                    hit.explain = Some(Explain {
+                        legs: f.legs.clone(),
+                        weights,
+                        rrf: f.rrf,
+                        consensus: f.consensus,
+                        boosts,
+                        rerank_logit: logits.get(&f.key).copied(),
+                        final_score: hit.score,
+                    });
+                }
+                hit
+            })
+            .collect();
+        tier::label(&mut results, &self.settings.tier);
         timings.total = ms(started);
         Ok(SearchResponse {
             query: query.to_string(),
@@ -296,9 +375,83 @@ impl Engine {
             intent,
             degraded,
             degraded_reason,
+            rerank,
             results,
             timings_ms: timings,
         })
+    }
+
+    /// Reranks the top `[rerank] top_k` hits in place (scores blended, order re-sorted), within
+    /// the deadline; `None` when no reranker is configured.
+    fn rerank(
+        &self,
+        query: &str,
+        results: &mut [(Fused, Hit, Vec<String>)],
+        logits: &mut HashMap<u64, f32>,
+    ) -> Option<RerankReport> {
+        let config = &self.settings.rerank;
+        let started = Instant::now();
+        let Some(reranker) = &self.reranker else {
+            return self.rerank_error.as_ref().map(|reason| RerankReport {
+                model: String::new(),
+                applied: false,
+                reason: Some(reason.clone()),
+                pairs: 0,
+                ms: 0.0,
+            });
+        };
+        let n = results.len().min(config.top_k);
+        let passages: Vec<String> = results[..n].iter().map(|(_, h, _)| format!("{}\n{}", h.title, h.text)).collect();
+        let refs: Vec<&str> = passages.iter().map(String::as_str).collect();
+        let outcome = rerank::score_within(reranker.as_ref(), query, &refs, config, started);
+        let applied = outcome.is_ok();
+        let reason = outcome.as_ref().err().cloned();
+        if let Ok(scores) = outcome {
+            let fused: Vec<f32> = results.iter().map(|(_, h, _)| h.score).collect();
+            // Hits past top_k keep their fused share only, so they stay below reranked ones.
+            let mut all_logits = scores.clone();
+            all_logits.resize(results.len(), f32::NEG_INFINITY);
+            let blended = rerank::blend(&fused, &all_logits, config.weight);
+            for (i, (f, h, _)) in results.iter_mut().enumerate() {
+                h.score = blended[i];
+                if i < n {
+                    logits.insert(f.key, scores[i]);
+                }
+            }
+            results.sort_by(|a, b| b.1.score.total_cmp(&a.1.score).then(a.0.key.cmp(&b.0.key)));
+        }
+        Some(RerankReport { model: reranker.id().to_string(), applied, reason, pairs: n, ms: ms(started) })
+    }
+
+    /// The context block for a response: tiered by confidence, within the token budget.
+    pub fn context(&self, resp: &SearchResponse) -> ContextBlock {
+        let count = |s: &str| match &self.embedder {
+            Some(e) => e.count_tokens(s),
+            None => crate::embed::approx_tokens(s),
+        };
+        let neighbours = |h: &Hit| self.neighbours(h, self.settings.context.neighbours).unwrap_or_default();
+        tier::context(&resp.results, &self.settings.context, &neighbours, &count)
+    }
+
+    /// Up to `n` chunks on each side of a hit in its document, in line order.
+    pub fn neighbours(&self, hit: &Hit, n: usize) -> Result<Vec<Hit>> {
+        if n == 0 {
+            return Ok(Vec::new());
+        }
+        let searcher = self.reader.searcher();
+        let q = TermQuery::new(Term::from_field_text(self.fields.doc, &hit.doc), IndexRecordOption::Basic);
+        let mut chunks = Vec::new();
+        for (_, address) in searcher.search(&q, &TopDocs::with_limit(2000).order_by_score())? {
+            let vid = self.vid_of(&searcher, address)?;
+            chunks.push(self.load_hit(&searcher, address, vid)?);
+        }
+        chunks.sort_by_key(|c| (c.start_line, c.end_line));
+        let before = chunks.iter().filter(|c| c.end_line < hit.start_line).rev().take(n).cloned();
+        let after = chunks.iter().filter(|c| c.start_line > hit.end_line).take(n).cloned();
+        let mut out: Vec<Hit> = before.collect();
+        out.reverse();
+        out.extend(after);
+        Ok(out)
     }
 
     fn timed<T>(&self, run: bool, f: impl FnOnce() -> T) -> (Option<T>, f64) {
@@ -340,7 +493,7 @@ impl Engine {
     }
 
     /// The vector leg; `Err(reason)` when there is no model or it failed (the caller degrades).
-    fn vector_leg(&self, query: &str, n: usize) -> std::result::Result<(Vec<LegHit>, f64), String> {
+    fn vector_leg(&self, query: &str, n: usize) -> std::result::Result<(Vec<LegHit>, Vec<f32>, f64), String> {
         let embedder = self
             .embedder
             .as_ref()
@@ -355,7 +508,7 @@ impl Engine {
             .enumerate()
             .map(|(rank, (row, score))| LegHit { key: self.vectors.vids[row], rank: rank + 1, score })
             .collect();
-        Ok((hits, embed_ms))
+        Ok((hits, q, embed_ms))
     }
 
     fn vid_of(&self, searcher: &Searcher, address: DocAddress) -> Result<u64> {
@@ -389,6 +542,9 @@ impl Engine {
             start_line: num(f.start_line),
             end_line: num(f.end_line),
             score: 0.0,
+            confidence: Confidence::Low,
+            cosine: None,
+            bm25: None,
             snippet: String::new(),
             text: text(f.body),
             kind: text(f.kind),

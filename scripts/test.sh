@@ -4,6 +4,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 scripts/fetch-models.sh
+scripts/make-test-reranker.sh
 cargo fmt --check
 cargo clippy --release --all-targets -- -D warnings
 cargo test --release

@@ -176,3 +176,34 @@ fn the_binary_finds_its_models_without_any_variable() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(stdout.contains("0.75"), "{stdout}");
 }
+
+#[test]
+fn the_fast_token_count_matches_the_tokenizer_on_every_corpus_file() {
+    let mut tok = tokenizers::Tokenizer::from_file(root().join("models/tokenizer.json")).unwrap();
+    tok.with_padding(None);
+    tok.with_truncation(None).unwrap();
+    let fast = engine::embed::WordPieceCounter::new(&tok).expect("MiniLM uses BERT WordPiece");
+    let mut files = Vec::new();
+    for dir in ["sample", "golden", "engine", "tests"] {
+        for e in ignore::WalkBuilder::new(root().join(dir)).hidden(false).build().flatten() {
+            if e.file_type().is_some_and(|t| t.is_file()) {
+                files.push(e.into_path());
+            }
+        }
+    }
+    let (mut checked, mut skipped) = (0, 0);
+    for f in &files {
+        let Ok(text) = std::fs::read_to_string(f) else { continue };
+        for piece in text.split("\n\n").chain(std::iter::once(text.as_str())) {
+            match fast.count(piece) {
+                Some(n) => {
+                    let want = tok.encode_fast(piece, false).unwrap().len();
+                    assert_eq!(n, want, "{}: {:?}", f.display(), &piece[..piece.len().min(200)]);
+                    checked += 1;
+                }
+                None => skipped += 1,
+            }
+        }
+    }
+    assert!(checked > 1000, "{checked} texts checked, {skipped} non-ASCII left to the tokenizer");
+}

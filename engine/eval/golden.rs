@@ -223,7 +223,7 @@ pub fn ranked_keys(hits: &[Hit], relevant: &HashMap<String, i32>) -> Vec<String>
 }
 
 /// Runs a set's queries (one half, or both) in each mode against an engine over its corpus.
-pub fn run(engine: &crate::Engine, set: &GoldenSet, split: Split, modes: &[crate::config::Mode]) -> Result<Report> {
+pub fn run(engine: &crate::Engine, set: &GoldenSet, split: Split, modes: &[super::RunMode]) -> Result<Report> {
     let chosen: Vec<&GoldenQuery> = set.queries(split).collect();
     if chosen.is_empty() {
         return Err(invalid(&set.file, format!("no {} queries", split.as_str())));
@@ -239,7 +239,8 @@ pub fn run(engine: &crate::Engine, set: &GoldenSet, split: Split, modes: &[crate
         ranked.truncate(100);
         super::score(&ranked, relevant)
     };
-    let runs = super::run_queries(engine, &queries, modes, &judge, &groupings)?;
+    let is_relevant = |id: &str, hit: &Hit| qrels[id].iter().any(|(k, g)| *g > 0 && matches(k, hit));
+    let runs = super::run_queries(engine, &queries, modes, &judge, &is_relevant, &groupings)?;
     let judged = runs.first().map_or(0, |r| r.per_query.len());
     Ok(Report { dataset: set.name.clone(), split: split.as_str().into(), queries: judged, runs })
 }
@@ -263,8 +264,11 @@ pub fn read_thresholds(path: &Path) -> Result<Thresholds> {
     let t: Thresholds = toml::from_str(&text).map_err(|e| invalid(path, e.to_string().trim().to_string()))?;
     for (set, modes) in &t {
         for (mode, metrics) in modes {
-            if <crate::config::Mode as clap::ValueEnum>::from_str(mode, true).is_err() {
-                return Err(invalid(path, format!("[{set}.{mode}]: unknown mode {mode:?} (bm25, vector, hybrid)")));
+            if super::RunMode::parse(mode).is_none() {
+                return Err(invalid(
+                    path,
+                    format!("[{set}.{mode}]: unknown mode {mode:?} (one of {})", super::RunMode::NAMES.join(", ")),
+                ));
             }
             for (m, v) in metrics {
                 if !METRICS.contains(&m.as_str()) {
@@ -363,15 +367,9 @@ mod tests {
             title: title.into(),
             start_line: 1,
             end_line: 2,
-            score: 0.0,
-            snippet: String::new(),
-            text: String::new(),
             kind: "code".into(),
-            lang: None,
-            tags: vec![],
-            category: None,
             symbols: symbols.iter().map(|s| s.to_string()).collect(),
-            explain: None,
+            ..Default::default()
         }
     }
 

@@ -223,6 +223,10 @@ pub struct RunReport {
     /// Means per group of queries, by grouping ("intent": the detected intent; "split": dev or
     /// held-out for golden sets).
     pub breakdown: BTreeMap<String, BTreeMap<String, Group>>,
+    /// Per confidence label, over the top 10 hits of every query: how many hits got it and the
+    /// share of them that are relevant.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub calibration: BTreeMap<String, Calibration>,
     #[serde(skip)]
     pub per_query: BTreeMap<String, Metrics>,
 }
@@ -236,6 +240,17 @@ pub struct Group {
     #[serde(rename = "mrr@10")]
     pub mrr10: f64,
 }
+
+/// Hits with one confidence label and how many of them are relevant.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct Calibration {
+    pub hits: usize,
+    pub relevant: usize,
+    pub share: f64,
+}
+
+/// Hits per query whose labels the calibration table counts.
+pub const CALIBRATION_DEPTH: usize = 10;
 
 /// A query id → group name map, by grouping name.
 pub type Groupings = BTreeMap<String, HashMap<String, String>>;
@@ -282,6 +297,7 @@ pub fn run_report(
         metrics: mean(&all),
         latency_ms: Latency { p50: percentile(latencies, 0.5), p95: percentile(latencies, 0.95) },
         breakdown,
+        calibration: BTreeMap::new(),
         per_query,
     }
 }
@@ -330,6 +346,21 @@ impl Report {
                 s.push('\n');
             }
         }
+        if self.runs.iter().any(|r| !r.calibration.is_empty()) {
+            s.push_str(&format!(
+                "\nConfidence calibration (top {CALIBRATION_DEPTH} hits per query; share relevant):\n\n| mode | high | medium | low |\n|---|---|---|---|\n"
+            ));
+            for r in self.runs.iter().filter(|r| !r.calibration.is_empty()) {
+                s.push_str(&format!("| {} |", r.mode));
+                for label in ["high", "medium", "low"] {
+                    match r.calibration.get(label) {
+                        Some(c) => s.push_str(&format!(" {:.0}% of {} |", c.share * 100.0, c.hits)),
+                        None => s.push_str(" – |"),
+                    }
+                }
+                s.push('\n');
+            }
+        }
         s
     }
 
@@ -365,32 +396,48 @@ impl Report {
 /// document, left out of the means).
 pub type Judge<'a> = dyn Fn(&str, &[crate::Hit]) -> Option<Metrics> + 'a;
 
+/// Whether one hit is relevant to a query (for the calibration table).
+pub type IsRelevant<'a> = dyn Fn(&str, &crate::Hit) -> bool + 'a;
+
 /// Runs queries (id, text) through [`crate::Engine::search`] in each mode, 150 hits each, and
 /// judges them.
 pub fn run_queries(
     engine: &crate::Engine,
     queries: &[(String, String)],
-    modes: &[crate::config::Mode],
+    modes: &[RunMode],
     judge: &Judge,
+    is_relevant: &IsRelevant,
     groupings: &Groupings,
 ) -> Result<Vec<RunReport>> {
     if queries.is_empty() {
         return Err(Error::InvalidInput("no queries to run".into()));
     }
     let mut runs = Vec::new();
-    for &mode in modes {
+    for &run in modes {
         let mut per_query = BTreeMap::new();
         let mut latencies = Vec::new();
+        let mut calibration: BTreeMap<String, Calibration> = BTreeMap::new();
         for (id, q) in queries {
-            let req = crate::SearchRequest::new(q.as_str(), 150, mode);
+            let mut req = crate::SearchRequest::new(q.as_str(), 150, run.mode);
+            req.rerank = Some(run.rerank);
             let t = std::time::Instant::now();
             let resp = engine.search(&req)?;
             latencies.push(t.elapsed().as_secs_f64() * 1e3);
             if let Some(m) = judge(id, &resp.results) {
                 per_query.insert(id.clone(), m);
             }
+            for hit in resp.results.iter().take(CALIBRATION_DEPTH) {
+                let c = calibration.entry(hit.confidence.as_str().to_string()).or_default();
+                c.hits += 1;
+                c.relevant += usize::from(is_relevant(id, hit));
+            }
         }
-        runs.push(run_report(mode_name(mode), per_query, &latencies, groupings));
+        for c in calibration.values_mut() {
+            c.share = c.relevant as f64 / c.hits.max(1) as f64;
+        }
+        let mut report = run_report(run.name(), per_query, &latencies, groupings);
+        report.calibration = calibration;
+        runs.push(report);
     }
     Ok(runs)
 }
@@ -408,7 +455,7 @@ pub fn run_modes(
     engine: &crate::Engine,
     queries: &BTreeMap<String, String>,
     qrels: &Qrels,
-    modes: &[crate::config::Mode],
+    modes: &[RunMode],
 ) -> Result<Vec<RunReport>> {
     let judged: Vec<(String, String)> =
         queries.iter().filter(|(id, _)| qrels.contains_key(*id)).map(|(i, q)| (i.clone(), q.clone())).collect();
@@ -421,14 +468,57 @@ pub fn run_modes(
             hits.iter().map(|h| h.doc.clone()).filter(|d| seen.insert(d.clone())).take(100).collect();
         score(&ranked, &qrels[id])
     };
-    run_queries(engine, &judged, modes, &judge, &intent_groups(&judged))
+    let is_relevant = |id: &str, hit: &crate::Hit| qrels[id].get(&hit.doc).is_some_and(|g| *g > 0);
+    run_queries(engine, &judged, modes, &judge, &is_relevant, &intent_groups(&judged))
 }
 
-pub fn mode_name(mode: crate::config::Mode) -> &'static str {
-    match mode {
-        crate::config::Mode::Bm25 => "bm25",
-        crate::config::Mode::Vector => "vector",
-        crate::config::Mode::Hybrid => "hybrid",
+/// One configuration a report compares: a search mode, with or without the rerank stage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunMode {
+    pub mode: crate::config::Mode,
+    pub rerank: crate::config::RerankMode,
+}
+
+impl RunMode {
+    /// Every name [`RunMode::parse`] accepts.
+    pub const NAMES: [&'static str; 5] = ["bm25", "vector", "hybrid", "hybrid+rerank", "hybrid+auto"];
+
+    /// `bm25`, `vector`, `hybrid` (never reranked), `hybrid+rerank` (always), `hybrid+auto` (the
+    /// configured trigger rules).
+    pub fn parse(name: &str) -> Option<RunMode> {
+        use crate::config::{Mode, RerankMode};
+        let (mode, rerank) = match name.trim().to_ascii_lowercase().as_str() {
+            "bm25" => (Mode::Bm25, RerankMode::Never),
+            "vector" => (Mode::Vector, RerankMode::Never),
+            "hybrid" => (Mode::Hybrid, RerankMode::Never),
+            "hybrid+rerank" => (Mode::Hybrid, RerankMode::Always),
+            "hybrid+auto" => (Mode::Hybrid, RerankMode::Auto),
+            _ => return None,
+        };
+        Some(RunMode { mode, rerank })
+    }
+
+    pub fn name(self) -> &'static str {
+        use crate::config::{Mode, RerankMode};
+        match (self.mode, self.rerank) {
+            (Mode::Bm25, _) => "bm25",
+            (Mode::Vector, _) => "vector",
+            (Mode::Hybrid, RerankMode::Never) => "hybrid",
+            (Mode::Hybrid, RerankMode::Always) => "hybrid+rerank",
+            (Mode::Hybrid, RerankMode::Auto) => "hybrid+auto",
+        }
+    }
+
+    /// Parses a comma-separated list, naming a bad entry.
+    pub fn parse_list(list: &str) -> Result<Vec<RunMode>> {
+        list.split(',')
+            .filter(|s| !s.trim().is_empty())
+            .map(|s| {
+                RunMode::parse(s).ok_or_else(|| {
+                    Error::InvalidInput(format!("unknown mode {s:?} (one of {})", RunMode::NAMES.join(", ")))
+                })
+            })
+            .collect()
     }
 }
 

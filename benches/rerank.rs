@@ -1,0 +1,60 @@
+//! Reranking 20 (query, passage) pairs of up to 256 tokens: the generated test cross-encoder
+//! (`scripts/make-test-reranker.sh`) always, and a real one when `models/reranker/` holds it.
+//! Prints p50 and p95 over 50 runs, then criterion's estimate.
+//!
+//!     cargo bench --bench rerank
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use engine::rerank::{OnnxCrossEncoder, Reranker};
+use engine::Models;
+
+fn passages() -> Vec<String> {
+    (0..20)
+        .map(|i| {
+            format!(
+                "Passage {i}. {}",
+                "Sessions moved from Memcached to Redis because node restarts logged every user out; the store keeps a sliding TTL. "
+                    .repeat(12)
+            )
+        })
+        .collect()
+}
+
+fn percentile(v: &mut [f64], q: f64) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[((q * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1]
+}
+
+fn bench(c: &mut Criterion) {
+    let models = Models::locate(None).expect("models: run scripts/fetch-models.sh");
+    let mut rerankers: Vec<(String, OnnxCrossEncoder)> = Vec::new();
+    for dir in [models.dir.join("test-reranker"), models.dir.join("reranker")] {
+        if dir.join("model.onnx").is_file() {
+            let r = OnnxCrossEncoder::load(&models, &dir, 256).expect("reranker loads");
+            rerankers.push((r.id().to_string(), r));
+        } else {
+            println!("{}: not present, skipped", dir.display());
+        }
+    }
+    let texts = passages();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let query = "why did we move sessions off memcached";
+    for (id, r) in &rerankers {
+        let mut ms: Vec<f64> = (0..50)
+            .map(|_| {
+                let t = std::time::Instant::now();
+                r.score(query, &refs).unwrap();
+                t.elapsed().as_secs_f64() * 1e3
+            })
+            .collect();
+        println!(
+            "{id}: 20 pairs × 256 tokens, one batch: p50 {:.2} ms, p95 {:.2} ms",
+            percentile(&mut ms, 0.5),
+            percentile(&mut ms, 0.95)
+        );
+        c.bench_function(&format!("rerank 20 pairs {id}"), |b| b.iter(|| r.score(query, &refs).unwrap()));
+    }
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,223 @@
+//! The optional rerank stage: a cross-encoder rescores the top fused hits and its score is blended
+//! with the fused one. It runs only when the trigger says so (`never | always | auto`), and a
+//! reranker that fails or passes its deadline leaves the fused order — the response says which.
+//!
+//! [`OnnxCrossEncoder`] takes any BERT-style sequence-classification export (`input_ids`,
+//! `attention_mask`, optional `token_type_ids` → `logits [batch, 1]`) through fastembed's
+//! user-defined reranker, on the process's one ONNX Runtime environment.
+
+use crate::config::{RerankConfig, RerankMode};
+use crate::error::{Error, Result};
+use crate::intent::{Intent, IntentResult};
+use crate::models::Models;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// Scores (query, passage) pairs; higher is more relevant. Raw logits: the caller squashes them.
+pub trait Reranker: Send + Sync {
+    fn id(&self) -> &str;
+    /// One logit per passage, in order.
+    fn score(&self, query: &str, passages: &[&str]) -> Result<Vec<f32>>;
+}
+
+/// An ONNX cross-encoder.
+pub struct OnnxCrossEncoder {
+    id: String,
+    model: Mutex<fastembed::TextRerank>,
+}
+
+impl OnnxCrossEncoder {
+    /// Loads `dir/model.onnx` with the tokenizer files next to it.
+    pub fn load(models: &Models, dir: &Path, max_length: usize) -> Result<OnnxCrossEncoder> {
+        let file = |name: &str| -> Result<PathBuf> {
+            let p = dir.join(name);
+            if p.is_file() {
+                Ok(p)
+            } else {
+                Err(Error::ModelMissing {
+                    path: p,
+                    reason: "no such file (the reranker directory needs model.onnx and its tokenizer files)".into(),
+                })
+            }
+        };
+        let read = |p: &Path| {
+            std::fs::read(p).map_err(|e| Error::ModelMissing { path: p.to_path_buf(), reason: e.to_string() })
+        };
+        let onnx = file("model.onnx")?;
+        let tokenizer_files = fastembed::TokenizerFiles {
+            tokenizer_file: read(&file("tokenizer.json")?)?,
+            config_file: read(&file("config.json")?)?,
+            special_tokens_map_file: read(&file("special_tokens_map.json")?)?,
+            tokenizer_config_file: read(&file("tokenizer_config.json")?)?,
+        };
+        let env = crate::models::ort_environment(&models.runtime_library()?)?;
+        let model = fastembed::UserDefinedRerankingModel::new(read(&onnx)?, tokenizer_files);
+        let options = fastembed::RerankInitOptionsUserDefined::new().with_environment(env).with_max_length(max_length);
+        let reranker = fastembed::TextRerank::try_new_from_user_defined(model, options)
+            .map_err(|e| Error::ModelLoad { path: onnx.clone(), reason: e.to_string() })?;
+        let id = dir.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_else(|| "reranker".into());
+        Ok(OnnxCrossEncoder { id: format!("{id}@{max_length}"), model: Mutex::new(reranker) })
+    }
+
+    /// The configured reranker directory: `[rerank] model`, else `models/reranker/` when the
+    /// manifest has a reranker. `None`: no reranker configured.
+    pub fn configured_dir(models: &Models, config: &RerankConfig) -> Option<PathBuf> {
+        match &config.model {
+            Some(p) => Some(PathBuf::from(p)),
+            None => models.manifest.reranker.as_ref().map(|_| models.dir.join("reranker")),
+        }
+    }
+}
+
+impl Reranker for OnnxCrossEncoder {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn score(&self, query: &str, passages: &[&str]) -> Result<Vec<f32>> {
+        let mut model = self.model.lock().map_err(|_| Error::Inference("reranker lock poisoned".into()))?;
+        // One call per batch the caller chose: the caller checks its deadline between batches.
+        let results = model
+            .rerank(query, passages, false, Some(passages.len().max(1)))
+            .map_err(|e| Error::Inference(format!("reranker: {e}")))?;
+        let mut scores = vec![0.0; passages.len()];
+        for r in results {
+            scores[r.index] = r.score;
+        }
+        Ok(scores)
+    }
+}
+
+/// Whether a query gets reranked.
+pub fn should_rerank(query: &str, intent: &IntentResult, config: &RerankConfig) -> bool {
+    match config.mode {
+        RerankMode::Never => false,
+        RerankMode::Always => true,
+        RerankMode::Auto => {
+            let words: Vec<String> = query
+                .split(|c: char| !c.is_alphanumeric() && c != '\'')
+                .filter(|w| !w.is_empty())
+                .map(str::to_lowercase)
+                .collect();
+            let asks = words.iter().any(|w| config.auto_words.iter().any(|a| a.eq_ignore_ascii_case(w)));
+            let deep = matches!(intent.top, Intent::Concept | Intent::Flow);
+            words.len() >= config.auto_min_words && (asks || deep)
+        }
+    }
+}
+
+/// What the rerank stage did, for the response.
+#[derive(Debug, Clone, Serialize)]
+pub struct RerankReport {
+    pub model: String,
+    /// True when the scores were applied; false when the fused order stands.
+    pub applied: bool,
+    /// Why the fused order stands, when it does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    pub pairs: usize,
+    pub ms: f64,
+}
+
+/// The logistic function: logits → (0, 1).
+pub fn sigmoid(x: f32) -> f32 {
+    1.0 / (1.0 + (-x).exp())
+}
+
+/// Blends rerank logits with fused scores: weight · sigmoid(logit) + (1 − weight) · fused / best fused.
+pub fn blend(fused: &[f32], logits: &[f32], weight: f32) -> Vec<f32> {
+    let best = fused.iter().copied().fold(f32::MIN, f32::max).max(f32::MIN_POSITIVE);
+    fused.iter().zip(logits).map(|(f, l)| weight * sigmoid(*l) + (1.0 - weight) * f / best).collect()
+}
+
+/// Scores passages in batches, giving up when the deadline passes between batches.
+/// `Ok(None)`: the deadline passed (the reason says after how many).
+pub fn score_within(
+    reranker: &dyn Reranker,
+    query: &str,
+    passages: &[&str],
+    config: &RerankConfig,
+    started: Instant,
+) -> std::result::Result<Vec<f32>, String> {
+    let mut out = Vec::with_capacity(passages.len());
+    for batch in passages.chunks(config.batch_size.max(1)) {
+        if started.elapsed().as_millis() as u64 >= config.deadline_ms {
+            return Err(format!(
+                "deadline of {} ms passed after {} of {} pairs; fused order kept",
+                config.deadline_ms,
+                out.len(),
+                passages.len()
+            ));
+        }
+        out.extend(reranker.score(query, batch).map_err(|e| format!("{e}; fused order kept"))?);
+    }
+    if started.elapsed().as_millis() as u64 > config.deadline_ms {
+        return Err(format!("deadline of {} ms passed; fused order kept", config.deadline_ms));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn auto_triggers_on_long_deep_questions_only() {
+        let c = RerankConfig::default();
+        let t = |q: &str| should_rerank(q, &crate::intent::classify(q), &c);
+        assert!(t("why did we switch the session store"));
+        assert!(t("how does the upload resume after a dropped connection"));
+        assert!(t("explain the thumbnail pipeline architecture please"));
+        assert!(!t("why redis"), "too short");
+        assert!(!t("SessionStore::load"));
+        assert!(!t("list albums with covers query"));
+        let never = RerankConfig { mode: RerankMode::Never, ..c.clone() };
+        assert!(!should_rerank("why did we switch the session store", &crate::intent::classify("x"), &never));
+        let always = RerankConfig { mode: RerankMode::Always, ..c };
+        assert!(should_rerank("x", &crate::intent::classify("x"), &always));
+    }
+
+    #[test]
+    fn blending_weighs_the_squashed_logit_against_the_normalised_fused_score() {
+        let b = blend(&[0.02, 0.01], &[0.0, 4.0], 0.8);
+        assert!((b[0] - (0.8 * 0.5 + 0.2)).abs() < 1e-6);
+        assert!((b[1] - (0.8 * sigmoid(4.0) + 0.1)).abs() < 1e-6);
+        assert!(b[1] > b[0], "a confident reranker overturns a small fused lead");
+        let b = blend(&[0.02, 0.01], &[0.0, 4.0], 0.0);
+        assert!(b[0] > b[1], "weight 0 keeps the fused order");
+    }
+
+    struct Slow(u64);
+    impl Reranker for Slow {
+        fn id(&self) -> &str {
+            "slow"
+        }
+        fn score(&self, _: &str, p: &[&str]) -> Result<Vec<f32>> {
+            std::thread::sleep(std::time::Duration::from_millis(self.0));
+            Ok(vec![1.0; p.len()])
+        }
+    }
+
+    struct Broken;
+    impl Reranker for Broken {
+        fn id(&self) -> &str {
+            "broken"
+        }
+        fn score(&self, _: &str, _: &[&str]) -> Result<Vec<f32>> {
+            Err(Error::Inference("boom".into()))
+        }
+    }
+
+    #[test]
+    fn a_slow_or_failing_reranker_keeps_the_fused_order_and_says_why() {
+        let c = RerankConfig { batch_size: 2, deadline_ms: 30, ..Default::default() };
+        let p = ["a", "b", "c", "d", "e", "f"];
+        let e = score_within(&Slow(20), "q", &p, &c, Instant::now()).unwrap_err();
+        assert!(e.contains("deadline of 30 ms passed after 4 of 6 pairs"), "{e}");
+        assert_eq!(score_within(&Slow(0), "q", &p, &c, Instant::now()).unwrap().len(), 6);
+        let e = score_within(&Broken, "q", &p, &c, Instant::now()).unwrap_err();
+        assert!(e.contains("boom") && e.contains("fused order kept"), "{e}");
+    }
+}
