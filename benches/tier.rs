@@ -44,7 +44,7 @@ fn bench(c: &mut Criterion) {
     let none = |_: &Hit| Vec::new();
     let mut sample = base.clone();
     engine::tier::label(&mut sample, &tier);
-    let block = engine::tier::context(&sample, &context, &none, &count);
+    let block = engine::tier::context("sessions redis", &sample, &context, &none, &count);
     let t = std::time::Instant::now();
     let n: usize = (0..200).map(|_| count(&base[0].text)).sum();
     println!(
@@ -58,7 +58,7 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             let mut h = base.clone();
             engine::tier::label(&mut h, &tier);
-            engine::tier::context(&h, &context, &none, &count)
+            engine::tier::context("sessions redis", &h, &context, &none, &count)
         })
     });
     let legacy = ContextConfig { output_mode: engine::config::OutputMode::Legacy, ..context.clone() };
@@ -66,7 +66,7 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             let mut h = base.clone();
             engine::tier::label(&mut h, &tier);
-            engine::tier::context(&h, &legacy, &none, &count)
+            engine::tier::context("sessions redis", &h, &legacy, &none, &count)
         })
     });
 }

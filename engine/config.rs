@@ -288,8 +288,8 @@ section! {
         max_tags: usize = 8,
         /// A clear winner (full text) needs a raw cosine of at least this…
         winner_min_cosine: f32 = 0.55,
-        /// …and the second hit's score at most (1 − gap) of its score.
-        winner_gap: f32 = 0.25,
+        /// …and every other hit's cosine at most (1 − gap) of its cosine.
+        winner_gap: f32 = 0.15,
         /// Neighbouring chunks added on each side of a strong hit in an ambiguous cluster.
         neighbours: usize = 1,
     }

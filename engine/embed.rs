@@ -231,10 +231,11 @@ impl Embedder for OnnxEmbedder {
     }
 
     fn count_tokens(&self, text: &str) -> usize {
-        if let Some(n) = self.fast.as_ref().and_then(|f| f.count(text)) {
-            return n;
+        let slow = |t: &str| self.counter.encode_fast(t, false).map(|e| e.len()).unwrap_or_else(|_| approx_tokens(t));
+        match &self.fast {
+            Some(f) => f.count_mixed(text, &slow),
+            None => slow(text),
         }
-        self.counter.encode_fast(text, false).map(|e| e.len()).unwrap_or_else(|_| approx_tokens(text))
     }
 }
 
@@ -322,6 +323,9 @@ pub fn dot(a: &[f32], b: &[f32]) -> f32 {
 pub struct WordPieceCounter {
     words: std::collections::HashSet<String>,
     continuations: std::collections::HashSet<String>,
+    /// Added tokens (`[UNK]`, `[SEP]`…): the tokenizer matches them in raw text, so text holding
+    /// one goes to the tokenizer.
+    specials: Vec<String>,
 }
 
 impl WordPieceCounter {
@@ -346,14 +350,40 @@ impl WordPieceCounter {
                 None => words.insert(token),
             };
         }
-        Some(WordPieceCounter { words, continuations })
+        let specials = tokenizer.get_added_tokens_decoder().into_values().map(|t| t.content).collect();
+        Some(WordPieceCounter { words, continuations, specials })
     }
 
     /// The token count of ASCII `text`; `None` for other text.
     pub fn count(&self, text: &str) -> Option<usize> {
-        if !text.is_ascii() {
-            return None;
+        self.plain(text).then(|| self.ascii(text))
+    }
+
+    /// ASCII without added tokens.
+    fn plain(&self, text: &str) -> bool {
+        text.is_ascii() && (!text.contains('[') || !self.specials.iter().any(|s| text.contains(s.as_str())))
+    }
+
+    /// The token count of any text: plain ASCII words here, the others (joined by spaces, which WordPiece
+    /// never tokenizes across) by `slow`, the tokenizer.
+    pub fn count_mixed(&self, text: &str, slow: &dyn Fn(&str) -> usize) -> usize {
+        if self.plain(text) {
+            return self.ascii(text);
         }
+        let mut rest = String::new();
+        let mut n = 0;
+        for w in text.split(|c: char| c.is_whitespace()) {
+            if self.plain(w) {
+                n += self.ascii(w);
+            } else {
+                rest.push_str(w);
+                rest.push(' ');
+            }
+        }
+        n + slow(&rest)
+    }
+
+    fn ascii(&self, text: &str) -> usize {
         let mut n = 0;
         let mut word = String::with_capacity(32);
         for b in text.bytes() {
@@ -368,7 +398,7 @@ impl WordPieceCounter {
                 word.push(c.to_ascii_lowercase());
             }
         }
-        Some(n + self.word(&word))
+        n + self.word(&word)
     }
 
     fn word(&self, w: &str) -> usize {

@@ -90,6 +90,95 @@ impl Reranker for OnnxCrossEncoder {
     }
 }
 
+/// Late interaction (MaxSim) over the embedding model's own token vectors: no new weights. Each
+/// query token takes its best cosine among the passage's tokens; the mean of those, centred and
+/// scaled, is the logit. Passages are encoded at query time (the index keeps one vector per
+/// chunk, not one per token), which is what makes it slow: see the README's measurement.
+pub struct MaxSimReranker {
+    session: Mutex<ort::session::Session>,
+    tokenizer: tokenizers::Tokenizer,
+    /// logit = scale · (maxsim − center).
+    pub scale: f32,
+    pub center: f32,
+}
+
+/// The `[rerank] model` value that selects [`MaxSimReranker`].
+pub const MAXSIM: &str = "maxsim";
+
+impl MaxSimReranker {
+    pub fn load(models: &Models, config: &RerankConfig) -> Result<MaxSimReranker> {
+        let onnx = models.file("model.onnx")?;
+        let tok_path = models.file("tokenizer.json")?;
+        let load_err = |p: &Path, e: String| Error::ModelLoad { path: p.to_path_buf(), reason: e };
+        let mut tokenizer =
+            tokenizers::Tokenizer::from_file(&tok_path).map_err(|e| load_err(&tok_path, e.to_string()))?;
+        tokenizer.with_padding(None);
+        tokenizer
+            .with_truncation(Some(tokenizers::TruncationParams { max_length: config.max_length, ..Default::default() }))
+            .map_err(|e| load_err(&tok_path, e.to_string()))?;
+        let env = crate::models::ort_environment(&models.runtime_library()?)?;
+        let session = ort::session::Session::builder(&env)
+            .and_then(|mut b| b.commit_from_file(&onnx))
+            .map_err(|e| load_err(&onnx, e.to_string()))?;
+        Ok(MaxSimReranker { session: Mutex::new(session), tokenizer, scale: 20.0, center: 0.5 })
+    }
+
+    /// L2-normalised token vectors of one text, without [CLS] and [SEP].
+    fn tokens(&self, text: &str) -> Result<Vec<Vec<f32>>> {
+        let enc = self.tokenizer.encode(text, true).map_err(|e| Error::Inference(format!("maxsim tokenizer: {e}")))?;
+        let n = enc.get_ids().len();
+        let ids = ndarray::Array2::from_shape_vec((1, n), enc.get_ids().iter().map(|&x| x as i64).collect())
+            .map_err(|e| Error::Inference(e.to_string()))?;
+        let mask = ndarray::Array2::<i64>::ones((1, n));
+        let types = ndarray::Array2::<i64>::zeros((1, n));
+        let run = |e: ort::Error| Error::Inference(format!("maxsim: {e}"));
+        let mut session = self.session.lock().map_err(|_| Error::Inference("maxsim lock poisoned".into()))?;
+        let outputs = session
+            .run(ort::inputs![
+                "input_ids" => ort::value::Value::from_array(ids).map_err(run)?,
+                "attention_mask" => ort::value::Value::from_array(mask).map_err(run)?,
+                "token_type_ids" => ort::value::Value::from_array(types).map_err(run)?,
+            ])
+            .map_err(run)?;
+        let hidden = outputs[0].try_extract_array::<f32>().map_err(run)?;
+        let special = enc.get_special_tokens_mask();
+        let dim = hidden.shape()[2];
+        let mut out = Vec::with_capacity(n);
+        for t in 0..n {
+            if special.get(t) == Some(&1) {
+                continue;
+            }
+            let mut v: Vec<f32> = (0..dim).map(|d| hidden[[0, t, d]]).collect();
+            let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
+            v.iter_mut().for_each(|x| *x /= norm);
+            out.push(v);
+        }
+        Ok(out)
+    }
+}
+
+impl Reranker for MaxSimReranker {
+    fn id(&self) -> &str {
+        MAXSIM
+    }
+
+    fn score(&self, query: &str, passages: &[&str]) -> Result<Vec<f32>> {
+        let q = self.tokens(query)?;
+        passages
+            .iter()
+            .map(|p| {
+                let p = self.tokens(p)?;
+                let sim: f32 = q
+                    .iter()
+                    .map(|qt| p.iter().map(|pt| crate::embed::dot(qt, pt)).fold(-1.0f32, f32::max))
+                    .sum::<f32>()
+                    / q.len().max(1) as f32;
+                Ok(self.scale * (sim - self.center))
+            })
+            .collect()
+    }
+}
+
 /// Whether a query gets reranked.
 pub fn should_rerank(query: &str, intent: &IntentResult, config: &RerankConfig) -> bool {
     match config.mode {

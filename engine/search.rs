@@ -167,9 +167,15 @@ impl Engine {
         }
         let root = self.dir.parent().unwrap_or(&self.dir).to_path_buf();
         let Ok(models) = Models::locate(Some(&root)) else { return self };
-        let Some(dir) = OnnxCrossEncoder::configured_dir(&models, &self.settings.rerank) else { return self };
-        match OnnxCrossEncoder::load(&models, &dir, self.settings.rerank.max_length) {
-            Ok(r) => self.reranker = Some(Arc::new(r)),
+        let loaded: Result<Arc<dyn Reranker>> = if self.settings.rerank.model.as_deref() == Some(rerank::MAXSIM) {
+            rerank::MaxSimReranker::load(&models, &self.settings.rerank).map(|r| Arc::new(r) as Arc<dyn Reranker>)
+        } else {
+            let Some(dir) = OnnxCrossEncoder::configured_dir(&models, &self.settings.rerank) else { return self };
+            OnnxCrossEncoder::load(&models, &dir, self.settings.rerank.max_length)
+                .map(|r| Arc::new(r) as Arc<dyn Reranker>)
+        };
+        match loaded {
+            Ok(r) => self.reranker = Some(r),
             Err(e) => self.rerank_error = Some(format!("reranker unavailable: {e}")),
         }
         self
@@ -430,7 +436,7 @@ impl Engine {
             None => crate::embed::approx_tokens(s),
         };
         let neighbours = |h: &Hit| self.neighbours(h, self.settings.context.neighbours).unwrap_or_default();
-        tier::context(&resp.results, &self.settings.context, &neighbours, &count)
+        tier::context(&resp.query, &resp.results, &self.settings.context, &neighbours, &count)
     }
 
     /// Up to `n` chunks on each side of a hit in its document, in line order.

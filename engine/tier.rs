@@ -198,6 +198,8 @@ pub fn summary(text: &str, max_chars: usize) -> String {
 const NOTE_NONE: &str = "No indexed note or code matched this prompt.";
 const NOTE_WEAK: &str =
     "Only weak matches for this prompt, none included. A narrower search naming a file, symbol or decision may find more.";
+const NOTE_BUDGET: &str =
+    "Matches were found but none fits the context budget; raise [context] budget_tokens to see them.";
 const NOTE_NARROW: &str =
     "No strong match: the entries above are related but uncertain. A narrower search naming a file, symbol or decision may find the answer.";
 
@@ -226,8 +228,9 @@ fn attrs(hit: &Hit, config: &ContextConfig) -> String {
 }
 
 /// Renders one hit at a layer. `neighbours` is only read for [`Layer::Neighbours`].
-fn render(hit: &Hit, layer: Layer, neighbours: &[Hit], config: &ContextConfig) -> String {
+fn render(query: &str, hit: &Hit, layer: Layer, neighbours: &[Hit], config: &ContextConfig) -> String {
     let a = attrs(hit, config);
+    let window = || crate::search::snippet(&hit.text, query, config.snippet_chars);
     match layer {
         Layer::Summary if hit.confidence == Confidence::Medium => format!("<memory-compact{a}/>\n"),
         Layer::Summary => {
@@ -236,9 +239,9 @@ fn render(hit: &Hit, layer: Layer, neighbours: &[Hit], config: &ContextConfig) -
                 clean(&summary(&hit.text, config.summary_chars), config.summary_chars, false)
             )
         }
-        Layer::Snippet => format!("<result{a}>\n{}\n</result>\n", clean(&hit.snippet, config.snippet_chars, true)),
+        Layer::Snippet => format!("<result{a}>\n{}\n</result>\n", clean(&window(), config.snippet_chars + 4, true)),
         Layer::Neighbours => {
-            let mut s = format!("<result{a}>\n{}\n", clean(&hit.snippet, config.snippet_chars, true));
+            let mut s = format!("<result{a}>\n{}\n", clean(&window(), config.snippet_chars + 4, true));
             for n in neighbours {
                 s.push_str(&format!(
                     "<neighbour lines=\"{}-{}\" title=\"{}\">{}</neighbour>\n",
@@ -255,9 +258,10 @@ fn render(hit: &Hit, layer: Layer, neighbours: &[Hit], config: &ContextConfig) -
     }
 }
 
-/// Builds the context block for labelled hits (best first). `neighbours` gives the chunks around a
-/// hit in its file; `count` counts model tokens.
+/// Builds the context block for labelled hits (best first) of `query`. `neighbours` gives the
+/// chunks around a hit in its file; `count` counts model tokens.
 pub fn context(
+    query: &str,
     hits: &[Hit],
     config: &ContextConfig,
     neighbours: &dyn Fn(&Hit) -> Vec<Hit>,
@@ -306,7 +310,7 @@ pub fn context(
         let fitted = [*layer, Layer::Snippet, Layer::Summary]
             .into_iter()
             .filter(|l| l <= layer)
-            .map(|l| (l, render(hit, l, &near, config)))
+            .map(|l| (l, render(query, hit, l, &near, config)))
             .map(|(l, text)| (l, count(&text), text))
             .find(|(_, tokens, _)| used + tokens <= limit);
         match fitted {
@@ -323,7 +327,11 @@ pub fn context(
     }
     // Notes always go after the wrapper, never inside it.
     let text = if shown.is_empty() {
-        note(if hits.is_empty() { NOTE_NONE } else { NOTE_WEAK })
+        note(match (hits.is_empty(), plan.is_empty()) {
+            (true, _) => NOTE_NONE,
+            (false, true) => NOTE_WEAK,
+            (false, false) => NOTE_BUDGET,
+        })
     } else {
         format!("{OPEN}{body}{CLOSE}{trailing}")
     };
@@ -335,12 +343,13 @@ pub fn context(
     ContextBlock { tokens, text, rule, shown, dropped }
 }
 
-/// One high hit whose evidence is strong and whose lead over the second hit is wide.
+/// One high hit whose evidence is strong and whose lead over every other hit is wide. The lead is
+/// measured on cosine: fused scores are too flat for a gap to mean anything.
 fn clear_winner(hits: &[Hit], config: &ContextConfig) -> bool {
     let Some(top) = hits.first() else { return false };
-    let strong = top.cosine.is_some_and(|c| c >= config.winner_min_cosine);
-    let lead = hits.get(1).is_none_or(|second| second.score <= (1.0 - config.winner_gap) * top.score);
-    top.confidence == Confidence::High && strong && lead
+    let Some(top_cos) = top.cosine.filter(|c| *c >= config.winner_min_cosine) else { return false };
+    let runner_up = hits[1..].iter().filter_map(|h| h.cosine).fold(f32::MIN, f32::max);
+    top.confidence == Confidence::High && runner_up <= (1.0 - config.winner_gap) * top_cos
 }
 
 #[cfg(test)]
@@ -434,7 +443,7 @@ mod tests {
         let none = |_: &Hit| Vec::new();
         // A clear winner: full text; medium as a compact line; low left out.
         let hits = labelled(&[("a", 1.0, 0.7, High), ("b", 0.5, 0.5, Medium), ("c", 0.2, 0.3, Low)]);
-        let b = context(&hits, &c, &none, &words);
+        let b = context("q", &hits, &c, &none, &words);
         assert_eq!(b.rule, Rule::ClearWinner);
         assert!(b.text.starts_with("<memory-context>\n<result confidence=\"high\" path=\"docs/a.md\" lines=\"1-9\""));
         assert!(b.text.contains("full text of a"));
@@ -442,31 +451,33 @@ mod tests {
         assert!(!b.text.contains("docs/c.md"));
         assert!(b.text.ends_with("</memory-context>\n"));
         // One high hit without a wide lead: its snippet.
-        let hits = labelled(&[("a", 1.0, 0.7, High), ("b", 0.9, 0.5, Medium)]);
-        let b = context(&hits, &c, &none, &words);
+        let mut hits = labelled(&[("a", 1.0, 0.7, High), ("b", 0.9, 0.65, Medium)]);
+        hits[0].text = format!("{} the answer {}", "lead ".repeat(200), "tail ".repeat(200));
+        let b = context("answer", &hits, &c, &none, &words);
         assert_eq!(b.rule, Rule::HighConfidenceSingle);
-        assert!(b.text.contains("snippet of a") && !b.text.contains("full text of a"));
+        assert_eq!(b.shown[0].layer, Layer::Snippet);
+        assert!(b.text.contains("the answer") && b.text.matches("tail").count() < 100, "{}", b.text);
         // Several high: snippets with neighbours.
         let hits = labelled(&[("a", 1.0, 0.7, High), ("b", 0.95, 0.7, High)]);
         let near = |h: &Hit| vec![hit(&format!("{}-next", h.id), 0.0, 0.0)];
-        let b = context(&hits, &c, &near, &words);
+        let b = context("q", &hits, &c, &near, &words);
         assert_eq!(b.rule, Rule::AmbiguousMultipleHigh);
         assert_eq!(b.text.matches("<neighbour ").count(), 2);
         assert!(b.shown.iter().all(|s| s.layer == Layer::Neighbours));
         // Only medium: compact lines, and the note after the wrapper.
         let hits = labelled(&[("a", 1.0, 0.4, Medium)]);
-        let b = context(&hits, &c, &none, &words);
+        let b = context("q", &hits, &c, &none, &words);
         assert_eq!(b.rule, Rule::LowConfidence);
         assert!(b.text.contains("</memory-context>\n<memory-note>No strong match"), "{}", b.text);
         // All low: one note, no wrapper. No hits: a hint.
         let hits = labelled(&[("a", 1.0, 0.1, Low)]);
-        let b = context(&hits, &c, &none, &words);
+        let b = context("q", &hits, &c, &none, &words);
         assert!(b.text.starts_with("<memory-note>Only weak matches") && !b.text.contains("memory-context"));
-        let b = context(&[], &c, &none, &words);
+        let b = context("q", &[], &c, &none, &words);
         assert_eq!(b.text, "<memory-note>No indexed note or code matched this prompt.</memory-note>\n");
         // Legacy: every hit as a result.
         let hits = labelled(&[("a", 1.0, 0.7, High), ("b", 0.5, 0.1, Low)]);
-        let b = context(&hits, &ContextConfig { output_mode: OutputMode::Legacy, ..c.clone() }, &none, &words);
+        let b = context("q", &hits, &ContextConfig { output_mode: OutputMode::Legacy, ..c.clone() }, &none, &words);
         assert_eq!(b.text.matches("<result ").count(), 2);
     }
 
@@ -476,11 +487,14 @@ mod tests {
         let mut hits = labelled(&[("a", 1.0, 0.7, High), ("b", 0.5, 0.5, Medium), ("c", 0.45, 0.5, Medium)]);
         hits[0].text = "word ".repeat(500);
         let c = ContextConfig { budget_tokens: 100, ..Default::default() };
-        let b = context(&hits, &c, &none, &words);
+        let b = context("q", &hits, &c, &none, &words);
         assert!(b.tokens <= 95, "{} tokens", b.tokens);
         assert_eq!(b.shown[0].layer, Layer::Snippet, "the full text did not fit, the snippet did");
-        let small = context(&hits, &ContextConfig { budget_tokens: 20, ..c }, &none, &words);
-        assert!(small.tokens <= 19 && small.dropped > 0, "{small:?}");
+        let small = context("q", &hits, &ContextConfig { budget_tokens: 30, ..c.clone() }, &none, &words);
+        assert!(small.tokens <= 28 && small.dropped == 2, "{small:?}");
+        assert_eq!(small.shown[0].layer, Layer::Summary, "only the one-line form fitted");
+        let none_fit = context("q", &hits, &ContextConfig { budget_tokens: 5, ..c }, &none, &words);
+        assert!(none_fit.text.contains("budget"), "{none_fit:?}");
     }
 
     #[test]
@@ -497,7 +511,7 @@ mod tests {
         h2.confidence = Medium;
         h2.title = long;
         let c = ContextConfig::default();
-        let b = context(&[h, h2], &c, &|_: &Hit| Vec::new(), &words);
+        let b = context("forged", &[h, h2], &c, &|_: &Hit| Vec::new(), &words);
         let t = &b.text;
         assert_eq!(t.matches("<memory-context>").count(), 1);
         assert_eq!(t.matches("</memory-context>").count(), 1);
