@@ -119,6 +119,23 @@ pub enum Command {
         #[arg(long)]
         explain: bool,
     },
+    /// The Claude Code hook: reads the event JSON on stdin, prints context (always exits 0).
+    Hook {
+        #[command(subcommand)]
+        action: Option<HookAction>,
+        /// Print the context block as plain text instead of the hook's JSON.
+        #[arg(long)]
+        plain: bool,
+    },
+    /// Keep an index and the model loaded and answer the hook on a Unix socket in the index.
+    Serve {
+        /// Index directory (default: the nearest .engine/ above the current directory).
+        #[arg(long)]
+        index: Option<PathBuf>,
+        /// Exit after this many seconds without a request (default: [hook] idle_timeout_s).
+        #[arg(long)]
+        idle_timeout: Option<u64>,
+    },
     /// Check configuration.
     Config {
         #[command(subcommand)]
@@ -141,6 +158,35 @@ pub enum Format {
     Text,
     Json,
     Context,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HookAction {
+    /// Add the engine's hooks to .claude/settings.json (a backup is kept; idempotent).
+    Install {
+        /// This project's .claude/settings.json (the default).
+        #[arg(long, conflicts_with = "user")]
+        project: bool,
+        /// ~/.claude/settings.json.
+        #[arg(long)]
+        user: bool,
+    },
+    /// Remove exactly the hooks install added.
+    Uninstall {
+        #[arg(long, conflicts_with = "user")]
+        project: bool,
+        #[arg(long)]
+        user: bool,
+    },
+}
+
+fn claude_settings(user: bool) -> Result<PathBuf> {
+    if user {
+        let home = std::env::var_os("HOME").ok_or_else(|| crate::Error::InvalidInput("HOME is not set".into()))?;
+        Ok(PathBuf::from(home).join(".claude/settings.json"))
+    } else {
+        Ok(std::env::current_dir()?.join(".claude/settings.json"))
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -442,6 +488,7 @@ fn eval_golden(
     let limits = threshold_file.as_deref().map(golden::read_thresholds).transpose()?;
     let mut reports = Vec::new();
     let mut checks = Vec::new();
+    let mut hooks = Vec::new();
     for path in golden::discover(&root)? {
         let set = GoldenSet::load(&path)?;
         let mut modes = with_compared_modes(modes.clone(), &opts.compare);
@@ -455,6 +502,12 @@ fn eval_golden(
         run_index(&dir, &Source::Dir(std::path::absolute(&set.corpus)?), settings, false, true)?;
         let engine = Engine::open(&dir, settings.clone())?;
         let report = golden::run(&engine, &set, split, &modes)?;
+        let hook = golden::hook_quality(&engine, &set, split)?;
+        if opts.json {
+            eprintln!("engine: {}: {hook}", set.name);
+        } else {
+            hooks.push(format!("{}: {hook}", set.name));
+        }
         let (right, labelled) = golden::intent_accuracy(&set, split);
         if labelled > 0 && !opts.json {
             eprintln!("engine: {}: expected intent matched for {right} of {labelled} labelled queries", set.name);
@@ -465,6 +518,9 @@ fn eval_golden(
         reports.push(report);
     }
     opts.print(&reports)?;
+    if !hooks.is_empty() {
+        println!("\n{}", hooks.join("\n"));
+    }
     if split != Split::All && limits.is_some() {
         eprintln!("engine: thresholds apply to both halves together; not checked for --split {}", split.as_str());
     }
@@ -584,6 +640,54 @@ pub fn run(cli: Cli) -> Result<i32> {
             }
             Ok(0)
         }
+        Command::Hook { action: None, plain } => {
+            use std::io::Read;
+            let mut input = Vec::new();
+            // Never fail on stdin: an unreadable one is reported like malformed JSON.
+            let _ = std::io::stdin().take(64 << 20).read_to_end(&mut input);
+            let out = crate::hook::run(&input, plain);
+            if let Some(e) = out.stderr {
+                eprintln!("{e}");
+            }
+            if let Some(o) = out.stdout {
+                println!("{o}");
+            }
+            Ok(0)
+        }
+        Command::Hook { action: Some(HookAction::Install { user, .. }), .. } => {
+            let path = claude_settings(user)?;
+            let exe = std::env::current_exe()?;
+            let r = crate::hook::install(&path, &exe)?;
+            if r.changed.is_empty() {
+                println!("{}: the engine's hooks are already installed", path.display());
+            } else {
+                println!("{}: added {} ({})", path.display(), r.changed.join(", "), crate::hook::hook_command(&exe));
+            }
+            if let Some(b) = r.backup {
+                println!("previous file kept as {}", b.display());
+            }
+            Ok(0)
+        }
+        Command::Hook { action: Some(HookAction::Uninstall { user, .. }), .. } => {
+            let path = claude_settings(user)?;
+            let r = crate::hook::uninstall(&path)?;
+            if r.changed.is_empty() {
+                println!("{}: no engine hooks to remove", path.display());
+            } else {
+                println!("{}: removed the engine's {} hooks", path.display(), r.changed.join(", "));
+            }
+            if let Some(b) = r.backup {
+                println!("previous file kept as {}", b.display());
+            }
+            Ok(0)
+        }
+        Command::Serve { index, idle_timeout } => {
+            let dir = search_index_dir(index)?;
+            let settings = crate::hook::project_settings(&dir);
+            let idle = std::time::Duration::from_secs(idle_timeout.unwrap_or(settings.hook.idle_timeout_s));
+            crate::serve::serve(&dir, settings, idle)?;
+            Ok(0)
+        }
         Command::Config { action: ConfigAction::Check { file, show } } => {
             let path = file.or(cli.config).unwrap_or_else(|| PathBuf::from("engine.toml"));
             if !path.is_file() {
@@ -630,7 +734,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             let engine = if settings.search.mode == Mode::Bm25 {
                 Engine::open_lexical(&dir, settings.clone())
             } else {
-                Engine::open(&dir, settings.clone())
+                Engine::open_one_shot(&dir, settings.clone())
             }
             .with_context(|| format!("opening index {}", dir.display()))?;
             let mut req = SearchRequest::new(query, settings.search.k, settings.search.mode);

@@ -295,6 +295,34 @@ section! {
     }
 }
 
+section! {
+    /// `engine hook` and the daemon.
+    HookConfig / HookLayer {
+        /// Past this, the hook gives up (or answers from BM25 if that was ready).
+        deadline_ms: u64 = 1500,
+        /// The context never exceeds this many characters (the client previews larger ones).
+        max_chars: usize = 8000,
+        /// Hits searched per prompt.
+        k: usize = 8,
+        /// Prompts with fewer words get no context.
+        min_words: usize = 3,
+        /// Prompts are cut to this many characters before searching.
+        max_query_chars: usize = 2000,
+        /// Ask the warm daemon first (and start it when it is not running).
+        daemon: bool = true,
+        /// The daemon exits after this long without a request.
+        idle_timeout_s: u64 = 1800,
+        /// Index to use instead of the nearest `.engine/` above the prompt's cwd.
+        index: Option<String> = None,
+        /// Session digest: memory record categories it lists, newest first…
+        digest_categories: Vec<String> = ["decision", "convention"].iter().map(|s| s.to_string()).collect(),
+        /// …at most this many…
+        digest_records: usize = 8,
+        /// …within this many characters.
+        digest_max_chars: usize = 3000,
+    }
+}
+
 /// Everything the engine can be configured with, resolved.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Settings {
@@ -308,6 +336,7 @@ pub struct Settings {
     pub rerank: RerankConfig,
     pub tier: TierConfig,
     pub context: ContextConfig,
+    pub hook: HookConfig,
 }
 
 /// One layer of every section.
@@ -323,6 +352,7 @@ pub struct SettingsLayer {
     pub rerank: RerankLayer,
     pub tier: TierLayer,
     pub context: ContextLayer,
+    pub hook: HookLayer,
 }
 
 impl SettingsLayer {
@@ -350,6 +380,7 @@ impl SettingsLayer {
             rerank: RerankLayer::from_table("rerank", take("rerank", &mut warnings), &mut warnings),
             tier: TierLayer::from_table("tier", take("tier", &mut warnings), &mut warnings),
             context: ContextLayer::from_table("context", take("context", &mut warnings), &mut warnings),
+            hook: HookLayer::from_table("hook", take("hook", &mut warnings), &mut warnings),
         };
         for key in root.keys() {
             warnings.push(format!("config: unknown section [{key}]; ignored"));
@@ -379,6 +410,7 @@ impl SettingsLayer {
             rerank: self.rerank.overwrite(later.rerank),
             tier: self.tier.overwrite(later.tier),
             context: self.context.overwrite(later.context),
+            hook: self.hook.overwrite(later.hook),
         }
     }
 
@@ -395,6 +427,7 @@ impl SettingsLayer {
             rerank: self.rerank.resolve(),
             tier: self.tier.resolve(),
             context: self.context.resolve(),
+            hook: self.hook.resolve(),
         };
         settings.validate()?;
         Ok(settings)

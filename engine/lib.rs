@@ -15,11 +15,14 @@ pub use error::{Error, Result};
 pub use models::Models;
 pub mod chunk;
 pub mod fuse;
+pub mod hook;
 pub mod index;
 pub mod ingest;
 pub mod intent;
 pub mod rerank;
 pub mod search;
+pub mod secrets;
+pub mod serve;
 pub mod tier;
 
 pub use search::{Engine, Hit, SearchRequest, SearchResponse};

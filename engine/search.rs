@@ -129,13 +129,20 @@ pub struct Engine {
     generation_dir: PathBuf,
     reader: IndexReader,
     fields: Fields,
-    vectors: VectorStore,
-    /// Vector id → row in `vectors`, for the cosine of any hit.
-    rows: HashMap<u64, usize>,
+    /// Loaded on first use (BM25-only engines never read them) or, by `open`, while the model loads.
+    vectors: std::sync::OnceLock<std::result::Result<Vectors, String>>,
+    /// Search vectors through the HNSW graph (when the generation has one) rather than exactly.
+    use_graph: bool,
     embedder: Option<Arc<dyn Embedder>>,
     embed_error: Option<String>,
     reranker: Option<Arc<dyn Reranker>>,
     rerank_error: Option<String>,
+}
+
+/// The vectors of a generation and, for the cosine of any hit, each vector id's row.
+struct Vectors {
+    store: VectorStore,
+    rows: HashMap<u64, usize>,
 }
 
 fn ms(t: Instant) -> f64 {
@@ -148,15 +155,55 @@ impl Engine {
     /// The model is loaded here rather than at the first query: loaded after the index, query
     /// embedding measured ~1.3 ms slower at p50 (`cargo bench --bench search`).
     pub fn open(dir: &Path, settings: Settings) -> Result<Engine> {
+        Engine::open_with(dir, settings, true)
+    }
+
+    /// [`Engine::open`] for a process that answers one query and exits (the CLI, the hook without
+    /// its daemon): vectors are scanned exactly instead of loading the HNSW graph, which costs
+    /// far more to load than an exact scan (16k vectors: graph load ~0.3 s, scan 1.7 ms).
+    pub fn open_one_shot(dir: &Path, settings: Settings) -> Result<Engine> {
+        Engine::open_with(dir, settings, false)
+    }
+
+    fn open_with(dir: &Path, settings: Settings, graph: bool) -> Result<Engine> {
         let root = dir.parent().unwrap_or(dir);
-        let embedder: std::result::Result<Arc<dyn Embedder>, Error> = Models::locate(Some(root))
-            .and_then(|m| OnnxEmbedder::load(&m, &settings.embed))
-            .map(|e| Arc::new(e) as Arc<dyn Embedder>);
-        let engine = match embedder {
-            Ok(e) => Engine::with_embedder(dir, settings, Some(e), None),
-            Err(err) => Engine::with_embedder(dir, settings, None, Some(err.to_string())),
-        }?;
+        // The model and the vectors (with the HNSW graph) load in parallel: each takes a few
+        // hundred milliseconds, and a cold process (the hook without its daemon) pays both.
+        let (embedder, engine) = rayon::join(
+            || {
+                Models::locate(Some(root))
+                    .and_then(|m| OnnxEmbedder::load(&m, &settings.embed))
+                    .map(|e| Arc::new(e) as Arc<dyn Embedder>)
+            },
+            || {
+                Engine::with_embedder(dir, settings.clone(), None, None).map(|mut e| {
+                    e.use_graph &= graph;
+                    let _ = e.vectors();
+                    e
+                })
+            },
+        );
+        let mut engine = engine?;
+        match embedder {
+            Ok(e) => {
+                engine.meta.check_compatible(dir, Some(e.id()))?;
+                engine.embedder = Some(e);
+            }
+            Err(err) => engine.embed_error = Some(err.to_string()),
+        }
         Ok(engine.with_configured_reranker())
+    }
+
+    fn vectors(&self) -> std::result::Result<&Vectors, String> {
+        self.vectors
+            .get_or_init(|| {
+                let store = VectorStore::open(&self.generation_dir, self.use_graph, &self.settings.vector)
+                    .map_err(|e| e.to_string())?;
+                let rows = store.vids.iter().enumerate().map(|(row, vid)| (*vid, row)).collect();
+                Ok(Vectors { store, rows })
+            })
+            .as_ref()
+            .map_err(String::clone)
     }
 
     /// Loads the configured cross-encoder, if any and if reranking is not off. A reranker that
@@ -211,13 +258,12 @@ impl Engine {
         let generation_dir =
             store::current_generation(dir)?.ok_or_else(|| Error::IndexMissing { path: dir.to_path_buf() })?;
         let meta = store::read_meta(&generation_dir)?;
+        let use_graph = meta.graph;
         meta.check_compatible(dir, embedder.as_ref().map(|e| e.id()))?;
         let index = Index::open_in_dir(generation_dir.join(store::TANTIVY_DIR))?;
         bm25::register(&index);
         let reader = index.reader()?;
         let (_, fields) = bm25::schema();
-        let vectors = crate::index::vector::VectorStore::open(&generation_dir, meta.graph, &settings.vector)?;
-        let rows = vectors.vids.iter().enumerate().map(|(row, vid)| (*vid, row)).collect();
         Ok(Engine {
             dir: dir.to_path_buf(),
             settings,
@@ -225,8 +271,8 @@ impl Engine {
             generation_dir,
             reader,
             fields,
-            vectors,
-            rows,
+            vectors: std::sync::OnceLock::new(),
+            use_graph,
             embedder,
             embed_error,
             reranker: None,
@@ -341,8 +387,10 @@ impl Engine {
             }
             hit.score = f.score;
             hit.bm25 = bm25_scores.get(&f.key).copied();
-            hit.cosine =
-                query_vector.as_ref().and_then(|q| self.rows.get(&f.key).map(|r| dot(q, self.vectors.row(*r))));
+            hit.cosine = query_vector.as_ref().and_then(|q| {
+                let v = self.vectors().ok()?;
+                v.rows.get(&f.key).map(|r| dot(q, v.store.row(*r)))
+            });
             results.push((f, hit, boosts));
             if results.len() == want {
                 break;
@@ -429,12 +477,17 @@ impl Engine {
         Some(RerankReport { model: reranker.id().to_string(), applied, reason, pairs: n, ms: ms(started) })
     }
 
+    /// Model tokens in `text` (an estimate when no model is loaded).
+    pub fn count_tokens(&self, text: &str) -> usize {
+        match &self.embedder {
+            Some(e) => e.count_tokens(text),
+            None => crate::embed::approx_tokens(text),
+        }
+    }
+
     /// The context block for a response: tiered by confidence, within the token budget.
     pub fn context(&self, resp: &SearchResponse) -> ContextBlock {
-        let count = |s: &str| match &self.embedder {
-            Some(e) => e.count_tokens(s),
-            None => crate::embed::approx_tokens(s),
-        };
+        let count = |s: &str| self.count_tokens(s);
         let neighbours = |h: &Hit| self.neighbours(h, self.settings.context.neighbours).unwrap_or_default();
         tier::context(&resp.query, &resp.results, &self.settings.context, &neighbours, &count)
     }
@@ -507,12 +560,12 @@ impl Engine {
         let t = Instant::now();
         let q = embedder.embed_query(query).map_err(|e| e.to_string())?;
         let embed_ms = ms(t);
-        let hits = self
-            .vectors
+        let vectors = &self.vectors()?.store;
+        let hits = vectors
             .search(&q, n)
             .into_iter()
             .enumerate()
-            .map(|(rank, (row, score))| LegHit { key: self.vectors.vids[row], rank: rank + 1, score })
+            .map(|(rank, (row, score))| LegHit { key: vectors.vids[row], rank: rank + 1, score })
             .collect();
         Ok((hits, q, embed_ms))
     }

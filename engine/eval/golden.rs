@@ -245,6 +245,85 @@ pub fn run(engine: &crate::Engine, set: &GoldenSet, split: Split, modes: &[super
     Ok(Report { dataset: set.name.clone(), split: split.as_str().into(), queries: judged, runs })
 }
 
+/// The hook path on a set's prompts: prompt in, context out, through the same functions the hook
+/// and its daemon run.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct HookQuality {
+    /// Prompts with a relevant document, and how many of them got context naming one.
+    pub answerable: usize,
+    pub answered: usize,
+    /// Prompts with no relevant document, and how many of them correctly got no context.
+    pub unanswerable: usize,
+    pub kept_quiet: usize,
+    /// Mean size of the context blocks given (model tokens), and how many were given.
+    pub mean_tokens: f64,
+    pub with_context: usize,
+}
+
+impl std::fmt::Display for HookQuality {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let pct = |a: usize, b: usize| if b == 0 { 0.0 } else { a as f64 * 100.0 / b as f64 };
+        write!(
+            f,
+            "hook path: {} of {} prompts with an answer got context naming a relevant document ({:.0}%); {} of {} without one got none ({:.0}%); mean context {:.0} tokens over {} prompts with context",
+            self.answered,
+            self.answerable,
+            pct(self.answered, self.answerable),
+            self.kept_quiet,
+            self.unanswerable,
+            pct(self.kept_quiet, self.unanswerable),
+            self.mean_tokens,
+            self.with_context
+        )
+    }
+}
+
+/// Runs a set's prompts (one half, or both) through the hook path.
+pub fn hook_quality(engine: &crate::Engine, set: &GoldenSet, split: Split) -> Result<HookQuality> {
+    static PATH: std::sync::LazyLock<regex::Regex> =
+        std::sync::LazyLock::new(|| regex::Regex::new(r#" path="([^"]*)""#).expect("valid"));
+    let config = &engine.settings.hook;
+    let mut q = HookQuality::default();
+    let mut tokens = 0usize;
+    for query in set.queries(split) {
+        let context = if crate::secrets::mostly_secret(&query.text) || crate::hook::trivial(&query.text, config) {
+            None
+        } else {
+            crate::hook::prompt_context(engine, &crate::hook::query_for(&query.text, config))?
+        };
+        let relevant: Vec<&str> = query
+            .relevant
+            .iter()
+            .filter(|(_, g)| **g > 0)
+            .map(|(k, _)| k.split_once('#').map_or(k.as_str(), |(p, _)| p))
+            .collect();
+        let named = |c: &str| {
+            PATH.captures_iter(c).any(|m| {
+                let p = m[1]
+                    .replace("&quot;", "\"")
+                    .replace("&apos;", "'")
+                    .replace("&lt;", "<")
+                    .replace("&gt;", ">")
+                    .replace("&amp;", "&");
+                relevant.contains(&p.as_str())
+            })
+        };
+        if let Some(c) = &context {
+            q.with_context += 1;
+            tokens += engine.count_tokens(c);
+        }
+        if relevant.is_empty() {
+            q.unanswerable += 1;
+            q.kept_quiet += usize::from(context.is_none());
+        } else {
+            q.answerable += 1;
+            q.answered += usize::from(context.as_deref().is_some_and(named));
+        }
+    }
+    q.mean_tokens = if q.with_context == 0 { 0.0 } else { tokens as f64 / q.with_context as f64 };
+    Ok(q)
+}
+
 /// How many queries with an expected intent the classifier gets right: (right, labelled).
 pub fn intent_accuracy(set: &GoldenSet, split: Split) -> (usize, usize) {
     let labelled: Vec<(&GoldenQuery, Intent)> = set.queries(split).filter_map(|q| q.intent.map(|i| (q, i))).collect();

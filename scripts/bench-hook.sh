@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Wall time of the whole `engine hook` process, stdin to exit, on the SciFact + CoSQA dev index
+# (>= 10k chunks; built by scripts/bench-search.sh, which this runs first if it is missing):
+# with the daemon warm, cold without it, and `engine --version` in the same run (the process
+# start is the floor). Prints p50 / p95 per case.
+#   scripts/bench-hook.sh [INDEX_DIR]
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+data="${ENGINE_DATASETS:-../shared/datasets}"
+index="${1:-${TMPDIR:-/tmp}/engine-bench-both}"
+if [ ! -f "$index/CURRENT" ]; then
+    scripts/bench-search.sh "$index"
+fi
+cargo build --release --quiet
+exe="$(pwd)/${CARGO_TARGET_DIR:-target}/release/engine"
+exec python3 - "$exe" "$index" "$data" <<'PY'
+import json, os, subprocess, sys, tempfile, time
+
+exe, index, data = sys.argv[1], os.path.abspath(sys.argv[2]), sys.argv[3]
+queries = []
+for name in ("scifact", "cosqa-dev"):
+    with open(f"{data}/{name}/queries.jsonl") as f:
+        queries += [json.loads(l)["text"] for l in f][:60]
+
+project = tempfile.mkdtemp(prefix="engine-hook-bench-")
+os.symlink(index, os.path.join(project, ".engine"))
+
+def payload(q):
+    return json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": q, "cwd": project,
+                       "session_id": "bench", "transcript_path": "/dev/null"}).encode()
+
+def wall(args, stdin=b""):
+    t = time.perf_counter()
+    subprocess.run(args, input=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    return (time.perf_counter() - t) * 1e3
+
+def pct(v, q):
+    v = sorted(v)
+    return v[max(0, min(len(v) - 1, int(-(-q * len(v) // 1)) - 1))]
+
+def show(name, v):
+    print(f"{name:<34} n={len(v):<4} p50 {pct(v, .5):8.1f} ms   p95 {pct(v, .95):8.1f} ms")
+    return pct(v, .5)
+
+def config(text):
+    with open(os.path.join(project, "engine.toml"), "w") as f:
+        f.write(text)
+
+subprocess.run([exe, "status", "--index", index])
+# Warm daemon: start it, let it load, then time hook processes that ask it.
+config("[hook]\nidle_timeout_s = 120\n")
+subprocess.Popen([exe, "serve", "--index", index], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+sock = os.path.join(index, "engine.sock")
+for _ in range(200):
+    if os.path.exists(sock):
+        break
+    time.sleep(0.05)
+for q in queries[:5]:
+    wall([exe, "hook"], payload(q))  # warm the page cache and the daemon
+version, warm = [], []
+for q in queries:
+    version.append(wall([exe, "--version"]))
+    warm.append(wall([exe, "hook"], payload(q)))
+# Cold: no daemon, the process loads the index and the model itself.
+config("[hook]\ndaemon = false\n")
+cold = [wall([exe, "hook"], payload(q)) for q in queries[:20]]
+print()
+v = show("engine --version", version)
+w = show("engine hook, daemon warm", warm)
+show("engine hook, no daemon (cold)", cold)
+print(f"daemon-warm hook / --version (p50): {w / v:.1f}x")
+try:
+    import socket
+    s = socket.socket(socket.AF_UNIX); s.connect(sock); s.close()
+    subprocess.run(["pkill", "-f", f"engine serve --index {index}"], check=False)
+except OSError:
+    pass
+PY

@@ -1,0 +1,245 @@
+//! `engine hook` end to end: recorded payloads (valid ones for each event, broken ones) fed to the
+//! real binary, with stdout, stderr and the exit code checked exactly; the daemon and the
+//! in-process path give the same context.
+
+mod common;
+use common::*;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A copy of sample/ with an index and an engine.toml.
+fn project(config: &str) -> tempfile::TempDir {
+    let dir = sample_copy();
+    std::fs::write(dir.path().join("engine.toml"), config).unwrap();
+    let (code, _, err) = engine(&["index", dir.path().to_str().unwrap()], None);
+    assert_eq!(code, 0, "{err}");
+    dir
+}
+
+const IN_PROCESS: &str = "[hook]\ndaemon = false\n";
+
+/// Runs `engine hook [args]` with `input` on stdin; returns (exit code, stdout, stderr).
+fn hook(input: &[u8], args: &[&str], env: &[(&str, &Path)]) -> (i32, String, String) {
+    let mut cmd = Command::new(bin());
+    cmd.arg("hook").args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    cmd.env_remove("ENGINE_MODELS_DIR").current_dir(std::env::temp_dir());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let data = input.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&data);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn prompt(cwd: &Path, text: &str) -> Vec<u8> {
+    serde_json::json!({
+        "hook_event_name": "UserPromptSubmit", "prompt": text, "cwd": cwd,
+        "session_id": "s1", "transcript_path": "/tmp/t.jsonl"
+    })
+    .to_string()
+    .into_bytes()
+}
+
+fn context_of(stdout: &str) -> String {
+    let v = json(stdout);
+    assert_eq!(v["hookSpecificOutput"]["hookEventName"], "UserPromptSubmit", "{v}");
+    v["hookSpecificOutput"]["additionalContext"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn a_prompt_gets_tiered_context() {
+    let p = project(IN_PROCESS);
+    let (code, out, err) = hook(&prompt(p.path(), "why did we move sessions off memcached?"), &[], &[]);
+    assert_eq!((code, err.as_str()), (0, ""));
+    let ctx = context_of(&out);
+    assert!(
+        ctx.starts_with(
+            "<memory-context>\n<result confidence=\"high\" path=\".claude/memory/decision-session-store.json\""
+        ),
+        "{ctx}"
+    );
+    assert!(ctx.chars().count() <= 8000);
+    // --plain: the block itself.
+    let (code, out, _) = hook(&prompt(p.path(), "why did we move sessions off memcached?"), &["--plain"], &[]);
+    assert_eq!(code, 0);
+    assert_eq!(out.trim_end(), ctx.trim_end());
+    // From a subdirectory: the index above is found.
+    let (_, out, _) = hook(&prompt(&p.path().join("src"), "why did we move sessions off memcached?"), &[], &[]);
+    assert_eq!(context_of(&out), ctx);
+}
+
+#[test]
+fn nothing_relevant_trivial_or_secret_prompts_get_nothing() {
+    let p = project(IN_PROCESS);
+    for text in ["hi", "thanks!", "/clear", "ok go on"] {
+        let (code, out, err) = hook(&prompt(p.path(), text), &[], &[]);
+        assert_eq!((code, out.as_str(), err.as_str()), (0, "", ""), "{text:?}");
+    }
+    let (code, out, err) = hook(&prompt(p.path(), "write a haiku about autumn leaves falling"), &[], &[]);
+    assert_eq!((code, out.as_str(), err.as_str()), (0, "", ""), "nothing relevant: no context");
+    let (code, out, err) = hook(&prompt(p.path(), "ghp_0123456789abcdefghijABCDEFGHIJ012345"), &[], &[]);
+    assert_eq!((code, out.as_str()), (0, ""));
+    assert_eq!(err, "engine hook: the prompt is mostly a secret (GitHub token); not searched\n");
+    // A secret inside a real question: searched without it, and never echoed.
+    let (code, out, _) = hook(&prompt(p.path(), "sessions redis memcached with password=hunter2hunter2 why"), &[], &[]);
+    assert_eq!(code, 0);
+    assert!(!out.contains("hunter2"), "{out}");
+}
+
+#[test]
+fn broken_payloads_exit_0_with_one_line_on_stderr() {
+    let p = project(IN_PROCESS);
+    let empty = tempfile::tempdir().unwrap();
+    let cases: Vec<(Vec<u8>, &str)> = vec![
+        (b"{\"hook_event_name\":\"UserPromptSubmit\",\"prompt\":\"why".to_vec(), "stdin is not valid JSON"),
+        (b"".to_vec(), "empty stdin (expected the hook's JSON); nothing added"),
+        (vec![0xff, 0xfe, 0x00], "stdin is not UTF-8"),
+        (
+            br#"{"hook_event_name":"UserPromptSubmit","prompt":42}"#.to_vec(),
+            "prompt should be a string, found a number; nothing added",
+        ),
+        (br#"{"prompt":"why redis"}"#.to_vec(), "no hook_event_name in the payload; nothing added"),
+        (
+            serde_json::json!({"hook_event_name":"UserPromptSubmit","cwd":p.path()}).to_string().into_bytes(),
+            "UserPromptSubmit without a prompt; nothing added",
+        ),
+        (prompt(empty.path(), "why did we move sessions off memcached?"), "no index at or above"),
+    ];
+    for (input, want) in cases {
+        let (code, out, err) = hook(&input, &[], &[]);
+        assert_eq!(code, 0, "{want}");
+        assert_eq!(out, "", "{want}");
+        assert!(err.starts_with("engine hook: ") && err.contains(want), "{want:?} not in {err:?}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+    // An unknown event: nothing at all.
+    let other = serde_json::json!({"hook_event_name":"Notification","cwd":p.path(),"message":"x"}).to_string();
+    assert_eq!(hook(other.as_bytes(), &[], &[]), (0, String::new(), String::new()));
+    // A 10 MB prompt: cut before searching, answered in time.
+    let big = format!("why did we move sessions off memcached? {}", "lorem ipsum ".repeat(900_000));
+    let t = Instant::now();
+    let (code, _, err) = hook(&prompt(p.path(), &big), &[], &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+}
+
+#[test]
+fn a_model_that_cannot_load_or_a_passed_deadline_answers_from_bm25() {
+    let p = project(IN_PROCESS);
+    let models = tempfile::tempdir().unwrap();
+    for e in std::fs::read_dir(root().join("models")).unwrap() {
+        let e = e.unwrap();
+        if e.file_name() == "model.onnx" {
+            std::fs::write(models.path().join("model.onnx"), b"garbage").unwrap();
+        } else if e.path().is_file() {
+            std::os::unix::fs::symlink(e.path(), models.path().join(e.file_name())).unwrap();
+        }
+    }
+    let q = prompt(p.path(), "why did we move sessions off memcached?");
+    let (code, out, err) = hook(&q, &[], &[("ENGINE_MODELS_DIR", models.path())]);
+    assert_eq!(code, 0);
+    assert!(context_of(&out).contains("decision-session-store.json"), "{out}");
+    assert_eq!(err, "engine hook: no embedding model; answered from BM25\n");
+    std::fs::write(p.path().join("engine.toml"), "[hook]\ndaemon = false\ndeadline_ms = 1\n").unwrap();
+    let (code, out, err) = hook(&q, &[], &[]);
+    assert_eq!(code, 0);
+    assert_eq!(err, "engine hook: deadline passed; answered from BM25\n");
+    assert!(out.is_empty() || context_of(&out).contains("<memory-"), "{out}");
+}
+
+#[test]
+fn session_start_digests_memory_and_changes_and_edits_are_picked_up() {
+    let p = project(IN_PROCESS);
+    let start = |source: &str| {
+        let v = serde_json::json!({"hook_event_name":"SessionStart","source":source,"cwd":p.path(),"session_id":"s"});
+        hook(v.to_string().as_bytes(), &["--plain"], &[])
+    };
+    let (code, out, err) = start("startup");
+    assert_eq!((code, err.as_str()), (0, ""));
+    assert!(out.starts_with("<memory-context kind=\"session\">"), "{out}");
+    assert!(out.contains("category=\"decision\"") && out.contains("Moved sessions from Memcached to Redis"), "{out}");
+    assert!(out.contains("category=\"convention\""), "{out}");
+    assert!(!out.contains("category=\"bug\""), "only decisions and conventions: {out}");
+    assert!(!out.contains("Changed since"), "first session: no snapshot yet: {out}");
+    // An edit through the tool: recorded cheaply, then reindexed.
+    let file = p.path().join("docs/runbook.md");
+    let mut text = std::fs::read_to_string(&file).unwrap();
+    text.push_str("\n## Rotating the zebra credentials\n\nUse the zebra rotation script.\n");
+    std::fs::write(&file, text).unwrap();
+    let edit = serde_json::json!({"hook_event_name":"PostToolUse","tool_name":"Edit","cwd":p.path(),
+        "tool_input":{"file_path": file}});
+    assert_eq!(hook(edit.to_string().as_bytes(), &[], &[]), (0, String::new(), String::new()));
+    let pending = p.path().join(".engine/pending-paths");
+    assert!(std::fs::read_to_string(&pending).unwrap().contains("docs/runbook.md"));
+    let (code, out, err) = start("resume");
+    assert_eq!((code, err.as_str()), (0, ""));
+    assert!(out.contains("Changed since the last session (1 files): docs/runbook.md"), "{out}");
+    assert!(!pending.exists());
+    let (_, out, _) = hook(&prompt(p.path(), "how do we rotate the zebra credentials"), &["--plain"], &[]);
+    assert!(out.contains("zebra"), "the edit is searchable: {out}");
+    // clear: project knowledge only.
+    let (_, out, _) = start("clear");
+    assert!(out.contains("category=\"decision\"") && !out.contains("Changed since"), "{out}");
+}
+
+fn wait_for(path: &Path) {
+    let t = Instant::now();
+    while !path.exists() && t.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn the_daemon_gives_the_same_context_and_survives_bad_requests() {
+    let p = project("[hook]\nidle_timeout_s = 20\n");
+    let index: PathBuf = p.path().join(".engine");
+    let socket = index.join("engine.sock");
+    let mut daemon = Command::new(bin()).args(["serve", "--index", index.to_str().unwrap()]).spawn().unwrap();
+    wait_for(&socket);
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(std::fs::metadata(&socket).unwrap().permissions().mode() & 0o777, 0o600);
+    // A bad request and a request from another build get error answers; the daemon lives on.
+    for line in ["not json\n", "{\"binary\":\"other\",\"query\":\"x\"}\n"] {
+        let mut s = std::os::unix::net::UnixStream::connect(&socket).unwrap();
+        s.write_all(line.as_bytes()).unwrap();
+        let mut answer = String::new();
+        std::io::BufRead::read_line(&mut std::io::BufReader::new(&s), &mut answer).unwrap();
+        assert!(json(&answer)["error"].is_string(), "{answer}");
+    }
+    let questions = [
+        "why did we move sessions off memcached?",
+        "SessionStore load refresh expiry",
+        "how do I fix the flaky upload test",
+    ];
+    let mut warm = Vec::new();
+    for q in questions {
+        let (code, out, err) = hook(&prompt(p.path(), q), &[], &[]);
+        assert_eq!((code, err.as_str()), (0, ""), "{q}");
+        warm.push(out);
+    }
+    std::fs::write(p.path().join("engine.toml"), IN_PROCESS).unwrap();
+    for (q, w) in questions.iter().zip(&warm) {
+        let (_, out, _) = hook(&prompt(p.path(), q), &[], &[]);
+        assert_eq!(&out, w, "daemon and in-process differ for {q:?}");
+    }
+    daemon.kill().unwrap();
+    let _ = daemon.wait();
+    // A dead daemon's socket: the hook falls back and says so.
+    std::fs::write(p.path().join("engine.toml"), "[hook]\nidle_timeout_s = 2\n").unwrap();
+    let (code, out, err) = hook(&prompt(p.path(), questions[0]), &[], &[]);
+    assert_eq!(code, 0);
+    assert_eq!(out, warm[0]);
+    assert!(err.contains("no daemon on") && err.contains("started one"), "{err}");
+}
