@@ -220,14 +220,17 @@ fn on_prompt(payload: &Payload, index: &Path, settings: Settings) -> Outcome {
     if query.trim().is_empty() {
         return Outcome::default();
     }
-    reindex_pending(index);
+    let edited = !take_pending(index).is_empty();
     let deadline = Instant::now() + Duration::from_millis(config.deadline_ms);
     let mut notes = Vec::new();
     if config.daemon {
-        match crate::serve::ask(index, &query, deadline) {
+        match crate::serve::ask(index, &query, edited, deadline) {
             Ok(context) => return answer("UserPromptSubmit", context, notes),
             Err(why) => notes.push(why),
         }
+    }
+    if edited {
+        reindex_detached(index);
     }
     match in_process(index, settings, &query, deadline) {
         Ok((context, note)) => {
@@ -283,7 +286,8 @@ fn in_process(
     }
 }
 
-/// Records the path an Edit or Write touched (cheap: one line appended; the reindex happens later).
+/// Records the path an Edit or Write touched (cheap: one line appended). The next prompt has the
+/// daemon reindex before it searches, or starts a detached reindex; SessionStart reindexes too.
 fn on_tool_use(payload: &Payload, index: &Path) -> Outcome {
     let path = payload.tool_input["file_path"].as_str().or_else(|| payload.tool_input["path"].as_str());
     let Some(path) = path else { return Outcome::default() };
@@ -306,12 +310,9 @@ fn take_pending(index: &Path) -> Vec<String> {
     paths
 }
 
-/// Starts a detached incremental reindex when files were edited, so the next prompts see them
-/// without this one waiting for the model.
-fn reindex_pending(index: &Path) {
-    if take_pending(index).is_empty() {
-        return;
-    }
+/// Starts a detached incremental reindex, so the next prompts see edited files without this one
+/// waiting for the model (without a daemon, which reindexes itself before answering).
+fn reindex_detached(index: &Path) {
     let root = index.parent().unwrap_or(index);
     if let Ok(exe) = std::env::current_exe() {
         let mut cmd = std::process::Command::new(exe);

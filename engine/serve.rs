@@ -40,6 +40,10 @@ pub fn binary_id() -> String {
 pub struct Request {
     pub binary: String,
     pub query: String,
+    /// Files were edited since the last reindex: bring the index up to date before searching
+    /// (the daemon has the model loaded, so a few changed files take milliseconds).
+    #[serde(default)]
+    pub reindex: bool,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -73,7 +77,7 @@ pub fn spawn(index: &Path) -> std::io::Result<()> {
 
 /// Asks the daemon for a prompt's context before `deadline`. `Err(why)` when there is no usable
 /// daemon (the caller searches in process); a missing or refusing socket also starts one.
-pub fn ask(index: &Path, query: &str, deadline: Instant) -> std::result::Result<Option<String>, String> {
+pub fn ask(index: &Path, query: &str, reindex: bool, deadline: Instant) -> std::result::Result<Option<String>, String> {
     let path = socket_path(index);
     let mut stream = match UnixStream::connect(&path) {
         Ok(s) => s,
@@ -93,8 +97,8 @@ pub fn ask(index: &Path, query: &str, deadline: Instant) -> std::result::Result<
     let _ = stream.set_read_timeout(Some(left));
     let _ = stream.set_write_timeout(Some(left));
     let me = binary_id();
-    let line =
-        serde_json::to_string(&Request { binary: me.clone(), query: query.to_string() }).map_err(|e| e.to_string())?;
+    let request = Request { binary: me.clone(), query: query.to_string(), reindex };
+    let line = serde_json::to_string(&request).map_err(|e| e.to_string())?;
     stream.write_all(format!("{line}\n").as_bytes()).map_err(|e| format!("daemon write: {e}"))?;
     let mut answer = String::new();
     BufReader::new(&stream).read_line(&mut answer).map_err(|e| format!("daemon did not answer in time ({e})"))?;
@@ -144,16 +148,7 @@ pub fn serve(index: &Path, settings: Settings, idle: Duration) -> Result<()> {
     for conn in listener.incoming() {
         let Ok(stream) = conn else { continue };
         last.store(now_secs(), Ordering::Relaxed);
-        // A new generation (an index run finished): reopen, keeping the loaded model.
-        if let Ok(Some(current)) = crate::index::store::current_generation(index) {
-            if current != engine.generation_dir() {
-                match Engine::with_embedder(index, settings.clone(), engine.embedder().cloned(), None) {
-                    Ok(e) => engine = e.with_configured_reranker(),
-                    Err(e) => eprintln!("engine serve: could not reopen the index: {e}"),
-                }
-            }
-        }
-        if let Err(e) = handle(&engine, &me, stream) {
+        if let Err(e) = handle(&mut engine, index, &settings, &me, stream) {
             eprintln!("engine serve: {e}");
         }
         last.store(now_secs(), Ordering::Relaxed);
@@ -161,20 +156,52 @@ pub fn serve(index: &Path, settings: Settings, idle: Duration) -> Result<()> {
     Ok(())
 }
 
+/// Reopens the engine when a new generation appeared (an index run finished), keeping the model.
+fn refresh(engine: &mut Engine, index: &Path, settings: &Settings) {
+    if let Ok(Some(current)) = crate::index::store::current_generation(index) {
+        if current != engine.generation_dir() {
+            match Engine::with_embedder(index, settings.clone(), engine.embedder().cloned(), None) {
+                Ok(e) => *engine = e.with_configured_reranker(),
+                Err(e) => eprintln!("engine serve: could not reopen the index: {e}"),
+            }
+        }
+    }
+}
+
 /// Answers one connection; a bad request gets an error answer, never a crash.
-fn handle(engine: &Engine, me: &str, stream: UnixStream) -> std::result::Result<(), String> {
+fn handle(
+    engine: &mut Engine,
+    index: &Path,
+    settings: &Settings,
+    me: &str,
+    stream: UnixStream,
+) -> std::result::Result<(), String> {
     let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
     let mut line = String::new();
     // Requests are one line; cap what a client can make us read.
     let mut reader = BufReader::new(std::io::Read::take(&stream, 4 << 20));
     reader.read_line(&mut line).map_err(|e| format!("read: {e}"))?;
+    let error = |e: String| Response { binary: me.into(), context: None, error: Some(e) };
     let resp = match serde_json::from_str::<Request>(&line) {
-        Err(e) => Response { binary: me.into(), context: None, error: Some(format!("bad request: {e}")) },
-        Ok(r) if r.binary != me => Response { binary: me.into(), context: None, error: Some("another build".into()) },
-        Ok(r) => match crate::hook::prompt_context(engine, &r.query) {
-            Ok(context) => Response { binary: me.into(), context, error: None },
-            Err(e) => Response { binary: me.into(), context: None, error: Some(e.to_string()) },
-        },
+        Err(e) => error(format!("bad request: {e}")),
+        Ok(r) if r.binary != me => error("another build".into()),
+        Ok(r) => {
+            if r.reindex {
+                if let Some(embedder) = engine.embedder().cloned() {
+                    let root = index.parent().unwrap_or(index).to_path_buf();
+                    let source = crate::ingest::Source::Dir(root);
+                    let options = crate::index::BuildOptions::default();
+                    if let Err(e) = crate::index::build(index, &source, settings, embedder.as_ref(), &options) {
+                        eprintln!("engine serve: reindex failed: {e}");
+                    }
+                }
+            }
+            refresh(engine, index, settings);
+            match crate::hook::prompt_context(engine, &r.query) {
+                Ok(context) => Response { binary: me.into(), context, error: None },
+                Err(e) => error(e.to_string()),
+            }
+        }
     };
     let out = serde_json::to_string(&resp).map_err(|e| e.to_string())?;
     (&stream).write_all(format!("{out}\n").as_bytes()).map_err(|e| format!("write: {e}"))

@@ -234,6 +234,20 @@ fn the_daemon_gives_the_same_context_and_survives_bad_requests() {
         let (_, out, _) = hook(&prompt(p.path(), q), &[], &[]);
         assert_eq!(&out, w, "daemon and in-process differ for {q:?}");
     }
+    // An edit recorded by PostToolUse is indexed by the daemon before it answers the next prompt.
+    std::fs::write(p.path().join("engine.toml"), "[hook]\nidle_timeout_s = 20\n").unwrap();
+    let note = p.path().join("docs/zebra.md");
+    std::fs::write(
+        &note,
+        "# Zebra credentials\n\nRotate the zebra credentials with scripts/zebra-rotate.sh every quarter.\n",
+    )
+    .unwrap();
+    let edit = serde_json::json!({"hook_event_name":"PostToolUse","tool_name":"Write","cwd":p.path(),
+        "tool_input":{"file_path": note}});
+    assert_eq!(hook(edit.to_string().as_bytes(), &[], &[]), (0, String::new(), String::new()));
+    let (code, out, err) = hook(&prompt(p.path(), "how often do we rotate the zebra credentials"), &["--plain"], &[]);
+    assert_eq!((code, err.as_str()), (0, ""));
+    assert!(out.contains("docs/zebra.md"), "the edit is in the very next answer: {out}");
     daemon.kill().unwrap();
     let _ = daemon.wait();
     // A dead daemon's socket: the hook falls back and says so.
