@@ -94,8 +94,18 @@ pub fn consensus(n_legs: usize, avg_rank: f32, config: &FuseConfig) -> f32 {
 /// Fuses ranked lists into one, best first; ties broken by key for determinism.
 pub fn fuse(legs: &[(Leg, Vec<LegHit>)], weights: &Weights, config: &FuseConfig) -> Vec<Fused> {
     let mut by_key: HashMap<u64, Fused> = HashMap::new();
+    // RRF's curve is flat (k = 70: rank 1 and rank 10 differ by ~12%), so even a small weight lets
+    // a leg's top hit jump many places: among the legs that ran, one far weaker than the strongest
+    // is dropped. A leg that ran alone keeps its order.
+    let strongest = legs.iter().map(|(l, _)| weight(weights, *l)).fold(0.0f32, f32::max);
     for (leg, hits) in legs {
         let w = weight(weights, *leg);
+        let w = match legs.len() {
+            1 if w <= 0.0 => 1.0,
+            1 => w,
+            _ if w < config.min_weight_ratio * strongest => 0.0,
+            _ => w,
+        };
         let k = rrf_k(config, *leg);
         for h in hits {
             let rrf = w / (k + h.rank as f32);
@@ -200,5 +210,25 @@ mod tests {
             &FuseConfig { k_lexical: 70.0, k_vector: 70.0, ..FuseConfig::default() },
         );
         assert_eq!(out.iter().map(|f| f.key).collect::<Vec<_>>(), [3, 9]);
+    }
+
+    #[test]
+    fn a_leg_far_weaker_than_the_strongest_is_dropped_unless_alone() {
+        let config = FuseConfig::default();
+        let hits = |keys: &[u64]| {
+            keys.iter().enumerate().map(|(i, k)| LegHit { key: *k, rank: i + 1, score: 1.0 }).collect::<Vec<_>>()
+        };
+        let w = Weights { vector: 0.8, lexical: 0.15, symbol: 0.05 };
+        let legs = vec![(Leg::Vector, hits(&[1, 2, 3, 4, 5, 6, 7, 8, 9, 10])), (Leg::Lexical, hits(&[10, 9]))];
+        let order: Vec<u64> = fuse(&legs, &w, &config).iter().map(|f| f.key).collect();
+        assert_eq!(order, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], "0.15 < 0.25 × 0.8: BM25 is dropped");
+        let kept = fuse(&legs, &w, &FuseConfig { min_weight_ratio: 0.0, ..config.clone() });
+        let mut top: Vec<u64> = kept[..2].iter().map(|f| f.key).collect();
+        top.sort();
+        assert_eq!(top, [9, 10], "without the rule BM25's two hits jump from vector ranks 9 and 10 to the top");
+        let alone = vec![(Leg::Lexical, hits(&[7, 3, 5]))];
+        let order: Vec<u64> =
+            fuse(&alone, &Weights { vector: 1.0, lexical: 0.0, symbol: 0.0 }, &config).iter().map(|f| f.key).collect();
+        assert_eq!(order, [7, 3, 5], "a lone leg keeps its order whatever its weight");
     }
 }
