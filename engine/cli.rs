@@ -109,7 +109,8 @@ pub enum Command {
         /// Print JSON (same as --format json).
         #[arg(long)]
         json: bool,
-        /// Output: text (for a person), json, or context (the tiered block an LLM gets).
+        /// Output: text (for a person), json, or context (the tiered block an LLM gets; with
+        /// --json, the block as JSON with its rule, tokens and per-hit layers).
         #[arg(long, value_enum)]
         format: Option<Format>,
         /// Rerank: never, always, or auto (the configured trigger rules).
@@ -743,6 +744,8 @@ pub fn run(cli: Cli) -> Result<i32> {
             match format {
                 Format::Json => println!("{}", serde_json::to_string(&resp)?),
                 Format::Text => print_human(&resp),
+                // With --json: the block with the rule that shaped it and what it did with each hit.
+                Format::Context if json => println!("{}", serde_json::to_string(&engine.context(&resp))?),
                 Format::Context => print!("{}", engine.context(&resp).text),
             }
             Ok(0)

@@ -154,6 +154,17 @@ fn results_carry_confidence_and_the_context_format_is_tiered() {
     assert_eq!(code, 0, "{err}");
     assert!(out.starts_with("<memory-context>\n<result confidence=\"high\" path=\"src/session_store.rs\""), "{out}");
     assert!(out.trim_end().ends_with("</memory-context>") || out.contains("</memory-context>\n<memory-note>"), "{out}");
+    let (code, out, err) = search(&["SessionStore", "--format", "context", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let block = json(&out);
+    assert!(
+        ["clear_winner", "high_confidence_single", "ambiguous_multiple_high"]
+            .contains(&block["rule"].as_str().unwrap()),
+        "{block}"
+    );
+    assert!(block["tokens"].as_u64().unwrap() > 0 && block["text"].as_str().unwrap().starts_with("<memory-context>"));
+    assert_eq!(block["shown"][0]["confidence"], "high");
+    assert!(["full", "snippet", "neighbours"].contains(&block["shown"][0]["layer"].as_str().unwrap()), "{block}");
     let (code, out, _) = search(&["write a haiku about autumn leaves", "--format", "context"]);
     assert_eq!(code, 0);
     assert!(
