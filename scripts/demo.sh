@@ -13,3 +13,7 @@ for q in "why did we move sessions to redis?" "retry_with_backoff" "how are thum
   echo "\$ engine search \"$q\""
   "$engine" search "$q" --index "$index" -k 3
 done
+# What the Claude Code hook would add to a prompt: the tiered context block.
+echo
+echo "\$ engine search \"why did we move sessions to redis?\" --format context"
+"$engine" search "why did we move sessions to redis?" --index "$index" --format context
