@@ -257,3 +257,23 @@ fn the_daemon_gives_the_same_context_and_survives_bad_requests() {
     assert_eq!(out, warm[0]);
     assert!(err.contains("no daemon on") && err.contains("started one"), "{err}");
 }
+
+#[test]
+fn install_and_uninstall_edit_the_project_settings() {
+    let dir = tempfile::tempdir().unwrap();
+    let settings = dir.path().join(".claude/settings.json");
+    let run = |args: &[&str]| engine(args, Some(dir.path()));
+    let (code, out, err) = run(&["hook", "install"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("added UserPromptSubmit, SessionStart, PostToolUse"), "{out}");
+    let v = json(&std::fs::read_to_string(&settings).unwrap());
+    let command = v["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"].as_str().unwrap().to_string();
+    assert!(command.ends_with("engine hook"), "{command}");
+    let (code, out, _) = run(&["hook", "install", "--project"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("already installed"), "{out}");
+    let (code, out, _) = run(&["hook", "uninstall"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("removed"), "{out}");
+    assert_eq!(json(&std::fs::read_to_string(&settings).unwrap()), serde_json::json!({}));
+}
