@@ -303,10 +303,21 @@ pub fn context(
     let mut used = count(OPEN) + count(CLOSE) + count(&trailing);
     let mut body = String::new();
     let mut shown = Vec::new();
+    let mut seen: Vec<Hit> = Vec::new();
     let mut dropped = 0;
     for (i, (hit, layer)) in plan.iter().enumerate() {
         // Progressive disclosure under the budget: full text, else snippet, else one line.
-        let near = if *layer == Layer::Neighbours { neighbours(hit) } else { Vec::new() };
+        // Neighbours that are hits themselves, or already shown as someone's neighbour, would
+        // repeat text: overlapping chunks of a file appear once.
+        let overlaps = |a: &Hit, b: &Hit| a.doc == b.doc && a.start_line <= b.end_line && b.start_line <= a.end_line;
+        let near: Vec<Hit> = if *layer == Layer::Neighbours {
+            neighbours(hit)
+                .into_iter()
+                .filter(|n| !plan.iter().any(|(h, _)| overlaps(h, n)) && !seen.iter().any(|s| overlaps(s, n)))
+                .collect()
+        } else {
+            Vec::new()
+        };
         let fitted = [*layer, Layer::Snippet, Layer::Summary]
             .into_iter()
             .filter(|l| l <= layer)
@@ -315,6 +326,9 @@ pub fn context(
             .find(|(_, tokens, _)| used + tokens <= limit);
         match fitted {
             Some((l, tokens, text)) => {
+                if l == Layer::Neighbours {
+                    seen.extend(near.iter().cloned());
+                }
                 used += tokens;
                 body.push_str(&text);
                 shown.push(Shown { id: hit.id.clone(), path: hit.path.clone(), confidence: hit.confidence, layer: l });
@@ -463,6 +477,22 @@ mod tests {
         let b = context("q", &hits, &c, &near, &words);
         assert_eq!(b.rule, Rule::AmbiguousMultipleHigh);
         assert_eq!(b.text.matches("<neighbour ").count(), 2);
+        // A neighbour that is another hit, or already shown, appears once.
+        let mut same_file = labelled(&[("a", 1.0, 0.7, High), ("b", 0.95, 0.7, High)]);
+        for (i, h) in same_file.iter_mut().enumerate() {
+            h.doc = "f.rs".into();
+            (h.start_line, h.end_line) = (10 * i + 1, 10 * i + 9);
+        }
+        let around = |_: &Hit| {
+            let mut n = hit("n", 0.0, 0.0);
+            n.doc = "f.rs".into();
+            let mut other = n.clone();
+            (n.start_line, n.end_line) = (21, 29);
+            (other.start_line, other.end_line) = (11, 19);
+            vec![other, n]
+        };
+        let b = context("q", &same_file, &c, &around, &words);
+        assert_eq!(b.text.matches("<neighbour ").count(), 1, "{}", b.text);
         assert!(b.shown.iter().all(|s| s.layer == Layer::Neighbours));
         // Only medium: compact lines, and the note after the wrapper.
         let hits = labelled(&[("a", 1.0, 0.4, Medium)]);
