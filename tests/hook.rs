@@ -138,15 +138,7 @@ fn broken_payloads_exit_0_with_one_line_on_stderr() {
 #[test]
 fn a_model_that_cannot_load_or_a_passed_deadline_answers_from_bm25() {
     let p = project(IN_PROCESS);
-    let models = tempfile::tempdir().unwrap();
-    for e in std::fs::read_dir(root().join("models")).unwrap() {
-        let e = e.unwrap();
-        if e.file_name() == "model.onnx" {
-            std::fs::write(models.path().join("model.onnx"), b"garbage").unwrap();
-        } else if e.path().is_file() {
-            std::os::unix::fs::symlink(e.path(), models.path().join(e.file_name())).unwrap();
-        }
-    }
+    let models = broken_models();
     let q = prompt(p.path(), "why did we move sessions off memcached?");
     let (code, out, err) = hook(&q, &[], &[("ENGINE_MODELS_DIR", models.path())]);
     assert_eq!(code, 0);

@@ -74,19 +74,6 @@ fn batches_give_the_scores_of_single_pairs() {
     }
 }
 
-fn sample_index() -> &'static PathBuf {
-    static DIR: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
-    &DIR.get_or_init(|| {
-        let dir = tempfile::tempdir().unwrap();
-        let idx = dir.path().join("idx");
-        let (code, _, err) =
-            engine(&["index", root().join("sample").to_str().unwrap(), "--index", idx.to_str().unwrap()], None);
-        assert_eq!(code, 0, "{err}");
-        (dir, idx)
-    })
-    .1
-}
-
 fn engine_with(settings: Settings) -> Engine {
     let r: Arc<dyn Reranker> = Arc::new(reranker(settings.rerank.max_length));
     Engine::open(sample_index(), settings).unwrap().with_reranker(r)

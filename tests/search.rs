@@ -2,27 +2,11 @@
 
 mod common;
 use common::*;
-use std::path::PathBuf;
-use std::sync::OnceLock;
-
-/// One index of sample/ shared by the tests of this file.
-fn index() -> &'static PathBuf {
-    static DIR: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
-    &DIR.get_or_init(|| {
-        let dir = tempfile::tempdir().unwrap();
-        let idx = dir.path().join("idx");
-        let (code, _, err) =
-            engine(&["index", root().join("sample").to_str().unwrap(), "--index", idx.to_str().unwrap()], None);
-        assert_eq!(code, 0, "{err}");
-        (dir, idx)
-    })
-    .1
-}
 
 fn search(args: &[&str]) -> (i32, String, String) {
     let mut all = vec!["search"];
     all.extend_from_slice(args);
-    all.extend_from_slice(&["--index", index().to_str().unwrap()]);
+    all.extend_from_slice(&["--index", sample_index().to_str().unwrap()]);
     engine(&all, None)
 }
 
@@ -92,7 +76,7 @@ fn bad_input_is_a_one_line_error_with_exit_code_2() {
 #[test]
 fn without_a_model_bm25_answers_and_says_so() {
     let out = std::process::Command::new(bin())
-        .args(["search", "sessions redis", "--json", "--index", index().to_str().unwrap()])
+        .args(["search", "sessions redis", "--json", "--index", sample_index().to_str().unwrap()])
         .env("ENGINE_MODELS_DIR", "/nonexistent/models")
         .output()
         .unwrap();
@@ -115,18 +99,10 @@ fn search_finds_the_index_above_the_current_directory() {
 
 #[test]
 fn a_model_that_fails_to_load_degrades_to_bm25_and_bm25_mode_never_loads_it() {
-    let models = tempfile::tempdir().unwrap();
-    for e in std::fs::read_dir(root().join("models")).unwrap() {
-        let e = e.unwrap();
-        if e.file_name() == "model.onnx" {
-            std::fs::write(models.path().join("model.onnx"), b"garbage").unwrap();
-        } else if e.path().is_file() {
-            std::os::unix::fs::symlink(e.path(), models.path().join(e.file_name())).unwrap();
-        }
-    }
+    let models = broken_models();
     let run = |mode: &str| {
         let out = std::process::Command::new(bin())
-            .args(["search", "sessions redis", "--json", "--mode", mode, "--index", index().to_str().unwrap()])
+            .args(["search", "sessions redis", "--json", "--mode", mode, "--index", sample_index().to_str().unwrap()])
             .env("ENGINE_MODELS_DIR", models.path())
             .output()
             .unwrap();

@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::OnceLock;
 
 pub fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -49,4 +50,33 @@ pub fn sample_copy() -> tempfile::TempDir {
 
 pub fn json(s: &str) -> serde_json::Value {
     serde_json::from_str(s.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {s}"))
+}
+
+/// One index of sample/, built once per test binary and shared by its tests.
+pub fn sample_index() -> &'static PathBuf {
+    static DIR: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
+    &DIR.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let idx = dir.path().join("idx");
+        let (code, _, err) =
+            engine(&["index", root().join("sample").to_str().unwrap(), "--index", idx.to_str().unwrap()], None);
+        assert_eq!(code, 0, "{err}");
+        (dir, idx)
+    })
+    .1
+}
+
+/// A models directory whose model.onnx is garbage (every other file links to the real one), for
+/// `ENGINE_MODELS_DIR`.
+pub fn broken_models() -> tempfile::TempDir {
+    let models = tempfile::tempdir().unwrap();
+    for e in std::fs::read_dir(root().join("models")).unwrap() {
+        let e = e.unwrap();
+        if e.file_name() == "model.onnx" {
+            std::fs::write(models.path().join("model.onnx"), b"garbage").unwrap();
+        } else if e.path().is_file() {
+            std::os::unix::fs::symlink(e.path(), models.path().join(e.file_name())).unwrap();
+        }
+    }
+    models
 }
