@@ -317,8 +317,6 @@ section! {
         daemon: bool = true,
         /// The daemon exits after this long without a request.
         idle_timeout_s: u64 = 1800,
-        /// Index to use instead of the nearest `.engine/` above the prompt's cwd.
-        index: Option<String> = None,
         /// Session digest: memory record categories it lists, newest first…
         digest_categories: Vec<String> = ["decision", "convention"].iter().map(|s| s.to_string()).collect(),
         /// …at most this many…

@@ -98,9 +98,30 @@ pub fn trivial(prompt: &str, config: &HookConfig) -> bool {
     words.iter().all(|w| SMALL_TALK.contains(&w.as_str()))
 }
 
-/// The search text for a prompt: secrets removed, cut to a length a query can use.
-pub fn query_for(prompt: &str, config: &HookConfig) -> String {
-    let (clean, _) = secrets::redact(prompt);
+/// What the hook does with a prompt before any search.
+#[derive(Debug, PartialEq)]
+pub enum Gate {
+    /// Search for this: the prompt with secrets removed, cut at a word boundary to
+    /// `max_query_chars`.
+    Search(String),
+    /// Nothing to add (a trivial prompt), nothing to say.
+    Skip,
+    /// Not searched, and why.
+    Refuse(String),
+}
+
+/// Decides what to do with a prompt; the hook and `engine eval`'s hook figures both go through it.
+pub fn gate(prompt: &str, config: &HookConfig) -> Gate {
+    let (clean, secret) = secrets::redact(prompt);
+    if secrets::mostly(prompt, secret) {
+        return Gate::Refuse(format!(
+            "the prompt is mostly a secret ({}); not searched",
+            secrets::kinds(prompt).join(", ")
+        ));
+    }
+    if trivial(prompt, config) {
+        return Gate::Skip;
+    }
     let mut q: String = clean.chars().take(config.max_query_chars).collect();
     if q.len() < clean.len() {
         // Cut at a word boundary.
@@ -108,32 +129,31 @@ pub fn query_for(prompt: &str, config: &HookConfig) -> String {
             q.truncate(at);
         }
     }
-    q
+    if q.trim().is_empty() {
+        Gate::Skip
+    } else {
+        Gate::Search(q)
+    }
 }
 
-/// Context for one prompt, as the hook and the daemon compute it: hybrid search, the tiered block,
-/// secrets removed, capped at `max_chars`. `None` when nothing relevant was found.
-pub fn prompt_context(engine: &Engine, query: &str) -> Result<Option<String>> {
+/// Context for one query, as the hook and the daemon compute it: hybrid search, the tiered block,
+/// secrets removed from its text, capped at `max_chars`. `None` when nothing relevant was found.
+pub fn prompt_context(engine: &Engine, query: &str) -> Result<Option<crate::tier::ContextBlock>> {
     let config = &engine.settings.hook;
     let resp = engine.search(&SearchRequest::new(query, config.k, Mode::Hybrid))?;
     let mut context = engine.settings.context.clone();
     for _ in 0..4 {
-        let block = crate::tier::context(
-            &resp.query,
-            &resp.results,
-            &context,
-            &|h| engine.neighbours(h, context.neighbours).unwrap_or_default(),
-            &|s| engine.count_tokens(s),
-        );
+        let mut block = engine.context_with(&resp, &context);
         if block.shown.is_empty() {
             return Ok(None);
         }
-        let (text, _) = secrets::redact(&block.text);
-        if text.chars().count() <= config.max_chars {
-            return Ok(Some(text));
+        block.text = secrets::redact(&block.text).0;
+        let chars = block.text.chars().count();
+        if chars <= config.max_chars {
+            return Ok(Some(block));
         }
         // Too long for the client: shrink the token budget in proportion and pack again.
-        let ratio = config.max_chars as f32 / text.chars().count() as f32;
+        let ratio = config.max_chars as f32 / chars as f32;
         context.budget_tokens = ((context.budget_tokens as f32 * ratio * 0.95) as usize).max(50);
     }
     Ok(None)
@@ -142,18 +162,6 @@ pub fn prompt_context(engine: &Engine, query: &str) -> Result<Option<String>> {
 /// The JSON Claude Code reads from a hook's stdout.
 pub fn hook_output(event: &str, context: &str) -> String {
     serde_json::json!({"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}}).to_string()
-}
-
-/// Where the index for a working directory is: the configured one, else the nearest `.engine/`.
-pub fn index_for(cwd: &Path, settings: &Settings) -> Option<PathBuf> {
-    match &settings.hook.index {
-        Some(p) => {
-            let p = PathBuf::from(p);
-            let p = if p.is_absolute() { p } else { cwd.join(p) };
-            p.join(crate::index::store::CURRENT).is_file().then_some(p)
-        }
-        None => crate::cli::find_index(cwd),
-    }
 }
 
 /// Settings for a project: its `engine.toml` (next to the index directory) if there is one.
@@ -175,8 +183,7 @@ pub fn run(input: &[u8], plain: bool) -> Outcome {
         Some(c) => c,
         None => return Outcome::quiet("no cwd in the payload; nothing added"),
     };
-    let defaults = Settings::default();
-    let Some(index) = index_for(&cwd, &defaults) else {
+    let Some(index) = crate::cli::find_index(&cwd) else {
         return match payload.event.as_str() {
             "UserPromptSubmit" | "SessionStart" => Outcome::quiet(format!(
                 "no index at or above {} (run `engine index` there); nothing added",
@@ -192,14 +199,9 @@ pub fn run(input: &[u8], plain: bool) -> Outcome {
         "PostToolUse" => on_tool_use(&payload, &index),
         _ => return Outcome::default(),
     };
-    match out {
-        Outcome { stdout: Some(text), stderr } if plain => {
-            let v: Value = serde_json::from_str(&text).unwrap_or_default();
-            let ctx = v["hookSpecificOutput"]["additionalContext"].as_str().unwrap_or_default().to_string();
-            Outcome { stdout: Some(ctx), stderr }
-        }
-        other => other,
-    }
+    // Handlers give the context itself; Claude Code reads it wrapped in its JSON.
+    let stdout = out.stdout.map(|c| if plain { c } else { hook_output(&payload.event, &c) });
+    Outcome { stdout, stderr: out.stderr }
 }
 
 fn on_prompt(payload: &Payload, index: &Path, settings: Settings) -> Outcome {
@@ -207,25 +209,17 @@ fn on_prompt(payload: &Payload, index: &Path, settings: Settings) -> Outcome {
         return Outcome::quiet("UserPromptSubmit without a prompt; nothing added");
     };
     let config = settings.hook.clone();
-    if secrets::mostly_secret(prompt) {
-        return Outcome::quiet(format!(
-            "the prompt is mostly a secret ({}); not searched",
-            secrets::kinds(prompt).join(", ")
-        ));
-    }
-    if trivial(prompt, &config) {
-        return Outcome::default();
-    }
-    let query = query_for(prompt, &config);
-    if query.trim().is_empty() {
-        return Outcome::default();
-    }
-    let edited = !take_pending(index).is_empty();
+    let query = match gate(prompt, &config) {
+        Gate::Search(q) => q,
+        Gate::Skip => return Outcome::default(),
+        Gate::Refuse(why) => return Outcome::quiet(why),
+    };
+    let edited = take_pending(index);
     let deadline = Instant::now() + Duration::from_millis(config.deadline_ms);
     let mut notes = Vec::new();
     if config.daemon {
         match crate::serve::ask(index, &query, edited, deadline) {
-            Ok(context) => return answer("UserPromptSubmit", context, notes),
+            Ok(context) => return answer(context, notes),
             Err(why) => notes.push(why),
         }
     }
@@ -235,7 +229,7 @@ fn on_prompt(payload: &Payload, index: &Path, settings: Settings) -> Outcome {
     match in_process(index, settings, &query, deadline) {
         Ok((context, note)) => {
             notes.extend(note);
-            answer("UserPromptSubmit", context, notes)
+            answer(context, notes)
         }
         Err(why) => {
             notes.push(why);
@@ -244,11 +238,8 @@ fn on_prompt(payload: &Payload, index: &Path, settings: Settings) -> Outcome {
     }
 }
 
-fn answer(event: &str, context: Option<String>, notes: Vec<String>) -> Outcome {
-    Outcome {
-        stdout: context.map(|c| hook_output(event, &c)),
-        stderr: (!notes.is_empty()).then(|| format!("engine hook: {}", notes.join("; "))),
-    }
+fn answer(context: Option<String>, notes: Vec<String>) -> Outcome {
+    Outcome { stdout: context, stderr: (!notes.is_empty()).then(|| format!("engine hook: {}", notes.join("; "))) }
 }
 
 /// Searches in this process within the deadline: the full engine in a thread, and meanwhile a
@@ -265,12 +256,13 @@ fn in_process(
         std::thread::spawn(move || {
             let result = Engine::open_one_shot(&index, settings).and_then(|e| {
                 let degraded = e.embedder().is_none();
-                prompt_context(&e, &query).map(|c| (c, degraded))
+                prompt_context(&e, &query).map(|c| (c.map(|b| b.text), degraded))
             });
             let _ = tx.send(result.map_err(|e| e.to_string()));
         });
     }
-    let lexical = Engine::open_lexical(index, settings).and_then(|e| prompt_context(&e, query));
+    let lexical =
+        Engine::open_lexical(index, settings).and_then(|e| prompt_context(&e, query)).map(|c| c.map(|b| b.text));
     let wait = deadline.saturating_duration_since(Instant::now());
     match rx.recv_timeout(wait) {
         Ok(Ok((context, false))) => Ok((context, None)),
@@ -299,15 +291,19 @@ fn on_tool_use(payload: &Payload, index: &Path) -> Outcome {
     }
 }
 
-/// Paths edited since the last reindex, and clears the list.
-fn take_pending(index: &Path) -> Vec<String> {
+/// Whether edits were recorded since the last reindex; clears the record.
+fn take_pending(index: &Path) -> bool {
     let path = index.join(PENDING);
-    let Ok(text) = std::fs::read_to_string(&path) else { return Vec::new() };
+    let recorded = std::fs::read_to_string(&path).is_ok_and(|t| !t.trim().is_empty());
     let _ = std::fs::remove_file(&path);
-    let mut paths: Vec<String> = text.lines().filter(|l| !l.trim().is_empty()).map(str::to_string).collect();
-    paths.sort();
-    paths.dedup();
-    paths
+    recorded
+}
+
+/// Brings an index up to date with its project (the directory holding the index), incrementally.
+pub fn reindex(index: &Path, settings: &Settings, embedder: &dyn crate::Embedder) -> Result<()> {
+    let root = index.parent().unwrap_or(index).to_path_buf();
+    let options = crate::index::BuildOptions::default();
+    crate::index::build(index, &crate::ingest::Source::Dir(root), settings, embedder, &options).map(|_| ())
 }
 
 /// Starts a detached incremental reindex, so the next prompts see edited files without this one
@@ -331,21 +327,17 @@ fn on_session_start(payload: &Payload, index: &Path, settings: &Settings) -> Out
     match models {
         Ok(m) => {
             let embedder = crate::embed::LazyOnnxEmbedder::new(m, settings.embed.clone());
-            let options = crate::index::BuildOptions::default();
-            let source = crate::ingest::Source::Dir(root.clone());
-            if let Err(e) = crate::index::build(index, &source, settings, &embedder, &options) {
+            if let Err(e) = reindex(index, settings, &embedder) {
                 notes.push(format!("reindex failed: {e}"));
             }
         }
         Err(e) => notes.push(format!("reindex skipped: {e}")),
     }
-    let digest = session_digest(index, &root, settings, source != "clear");
-    match digest {
-        Ok(Some(text)) => answer("SessionStart", Some(text), notes),
-        Ok(None) => answer("SessionStart", None, notes),
+    match session_digest(index, &root, settings, source != "clear") {
+        Ok(digest) => answer(digest, notes),
         Err(e) => {
             notes.push(e.to_string());
-            answer("SessionStart", None, notes)
+            answer(None, notes)
         }
     }
 }
@@ -368,8 +360,8 @@ pub fn session_digest(index: &Path, root: &Path, settings: &Settings, changes: b
         let (Ok(text), Ok(m)) = (std::fs::read_to_string(&path), std::fs::metadata(&path)) else { continue };
         let modified = m.modified().unwrap_or(std::time::UNIX_EPOCH);
         for r in crate::chunk::memory::parse(&text).unwrap_or_default() {
-            let category = r.category.as_deref().unwrap_or("").to_ascii_lowercase();
-            if config.digest_categories.iter().any(|c| c.eq_ignore_ascii_case(&category)) {
+            let category = r.category.as_deref().unwrap_or("");
+            if config.digest_categories.iter().any(|c| c.eq_ignore_ascii_case(category)) {
                 records.push((modified, id.clone(), r));
             }
         }
@@ -648,9 +640,14 @@ mod tests {
     #[test]
     fn queries_drop_secrets_and_stay_short() {
         let c = HookConfig::default();
-        let q = query_for("why does ghp_0123456789abcdefghijABCDEFGHIJ012345 fail", &c);
+        // A secret inside a longer question: searched, without the secret. (Alone, the same
+        // token is mostly the prompt and the gate refuses it: tests/hook.rs.)
+        let prompt = "why does ghp_0123456789abcdefghijABCDEFGHIJ012345 fail when the nightly deploy job pushes images";
+        let Gate::Search(q) = gate(prompt, &c) else { panic!("{:?}", gate(prompt, &c)) };
         assert!(!q.contains("ghp_") && q.contains("why does"), "{q}");
+        assert!(matches!(gate("ghp_0123456789abcdefghijABCDEFGHIJ012345", &c), Gate::Refuse(_)));
         let long = "word ".repeat(100_000);
-        assert!(query_for(&long, &c).len() <= c.max_query_chars);
+        let Gate::Search(q) = gate(&long, &c) else { panic!() };
+        assert!(q.len() <= c.max_query_chars);
     }
 }

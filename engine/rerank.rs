@@ -179,9 +179,9 @@ impl Reranker for MaxSimReranker {
     }
 }
 
-/// Whether a query gets reranked.
-pub fn should_rerank(query: &str, intent: &IntentResult, config: &RerankConfig) -> bool {
-    match config.mode {
+/// Whether a query gets reranked in `mode` (the configured one, or a request's override).
+pub fn should_rerank(query: &str, intent: &IntentResult, mode: RerankMode, config: &RerankConfig) -> bool {
+    match mode {
         RerankMode::Never => false,
         RerankMode::Always => true,
         RerankMode::Auto => {
@@ -255,17 +255,20 @@ mod tests {
     #[test]
     fn auto_triggers_on_long_deep_questions_only() {
         let c = RerankConfig::default();
-        let t = |q: &str| should_rerank(q, &crate::intent::classify(q), &c);
+        let t = |q: &str| should_rerank(q, &crate::intent::classify(q), c.mode, &c);
         assert!(t("why did we switch the session store"));
         assert!(t("how does the upload resume after a dropped connection"));
         assert!(t("explain the thumbnail pipeline architecture please"));
         assert!(!t("why redis"), "too short");
         assert!(!t("SessionStore::load"));
         assert!(!t("list albums with covers query"));
-        let never = RerankConfig { mode: RerankMode::Never, ..c.clone() };
-        assert!(!should_rerank("why did we switch the session store", &crate::intent::classify("x"), &never));
-        let always = RerankConfig { mode: RerankMode::Always, ..c };
-        assert!(should_rerank("x", &crate::intent::classify("x"), &always));
+        assert!(!should_rerank(
+            "why did we switch the session store",
+            &crate::intent::classify("x"),
+            RerankMode::Never,
+            &c
+        ));
+        assert!(should_rerank("x", &crate::intent::classify("x"), RerankMode::Always, &c));
     }
 
     #[test]

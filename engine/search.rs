@@ -91,6 +91,13 @@ pub struct Hit {
     pub explain: Option<Explain>,
 }
 
+impl Hit {
+    /// Whether two hits are windows of the same document sharing a line.
+    pub fn overlaps(&self, other: &Hit) -> bool {
+        self.doc == other.doc && self.start_line <= other.end_line && other.start_line <= self.end_line
+    }
+}
+
 /// Milliseconds per stage.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Timings {
@@ -355,11 +362,9 @@ impl Engine {
         timings.fuse = ms(t);
 
         // Load the best candidates, boost those matching named symbols or paths, dedup.
-        let mut rerank_config = self.settings.rerank.clone();
-        if let Some(m) = req.rerank {
-            rerank_config.mode = m;
-        }
-        let reranking = req.mode == Mode::Hybrid && rerank::should_rerank(query, &intent, &rerank_config);
+        let rerank_mode = req.rerank.unwrap_or(self.settings.rerank.mode);
+        let reranking =
+            req.mode == Mode::Hybrid && rerank::should_rerank(query, &intent, rerank_mode, &self.settings.rerank);
         let want = if reranking { req.k.max(self.settings.rerank.top_k) } else { req.k };
         let candidates = fused.into_iter().take(want * 3 + 10);
         let mut hits: Vec<(Fused, Hit, Vec<String>)> = Vec::new();
@@ -379,10 +384,7 @@ impl Engine {
         hits.sort_by(|a, b| b.0.score.total_cmp(&a.0.score).then(a.0.key.cmp(&b.0.key)));
         let mut results: Vec<(Fused, Hit, Vec<String>)> = Vec::new();
         for (f, mut hit, boosts) in hits {
-            if results
-                .iter()
-                .any(|(_, r, _)| r.doc == hit.doc && r.start_line <= hit.end_line && hit.start_line <= r.end_line)
-            {
+            if results.iter().any(|(_, r, _)| r.overlaps(&hit)) {
                 continue; // an overlapping window of a chunk already listed
             }
             hit.score = f.score;
@@ -487,9 +489,14 @@ impl Engine {
 
     /// The context block for a response: tiered by confidence, within the token budget.
     pub fn context(&self, resp: &SearchResponse) -> ContextBlock {
+        self.context_with(resp, &self.settings.context)
+    }
+
+    /// [`Engine::context`] with other context settings (the hook shrinks the budget to fit).
+    pub fn context_with(&self, resp: &SearchResponse, config: &crate::config::ContextConfig) -> ContextBlock {
         let count = |s: &str| self.count_tokens(s);
-        let neighbours = |h: &Hit| self.neighbours(h, self.settings.context.neighbours).unwrap_or_default();
-        tier::context(&resp.query, &resp.results, &self.settings.context, &neighbours, &count)
+        let neighbours = |h: &Hit| self.neighbours(h, config.neighbours).unwrap_or_default();
+        tier::context(&resp.query, &resp.results, config, &neighbours, &count)
     }
 
     /// Up to `n` chunks on each side of a hit in its document, in line order.

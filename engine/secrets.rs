@@ -82,9 +82,13 @@ pub fn kinds(text: &str) -> Vec<&'static str> {
 
 /// Whether most of the text (by non-whitespace bytes) is secret.
 pub fn mostly_secret(text: &str) -> bool {
-    let (_, secret) = redact(text);
+    mostly(text, redact(text).1)
+}
+
+/// [`mostly_secret`] for a text whose secret bytes [`redact`] already counted.
+pub fn mostly(text: &str, secret_bytes: usize) -> bool {
     let solid = text.bytes().filter(|b| !b.is_ascii_whitespace()).count();
-    solid > 0 && secret * 2 > solid
+    solid > 0 && secret_bytes * 2 > solid
 }
 
 #[cfg(test)]

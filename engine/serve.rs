@@ -130,6 +130,8 @@ pub fn serve(index: &Path, settings: Settings, idle: Duration) -> Result<()> {
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
             .map_err(|e| Error::io(format!("restricting {}", path.display()), e))?;
     }
+    let inode = |p: &Path| std::fs::metadata(p).map(|m| std::os::unix::fs::MetadataExt::ino(&m)).ok();
+    let ours = inode(&path);
     let mut engine = Engine::open(index, settings.clone())?;
     engine.warm_up()?;
     let me = binary_id();
@@ -139,8 +141,10 @@ pub fn serve(index: &Path, settings: Settings, idle: Duration) -> Result<()> {
         std::thread::spawn(move || loop {
             std::thread::sleep(Duration::from_millis(500));
             if now_secs().saturating_sub(last.load(Ordering::Relaxed)) >= idle.as_secs() {
-                // Only remove the socket if it is still ours.
-                let _ = std::fs::remove_file(&path);
+                // Only remove the socket if it is still ours, not one a newer daemon bound since.
+                if ours.is_some() && inode(&path) == ours {
+                    let _ = std::fs::remove_file(&path);
+                }
                 std::process::exit(0);
             }
         });
@@ -188,17 +192,14 @@ fn handle(
         Ok(r) => {
             if r.reindex {
                 if let Some(embedder) = engine.embedder().cloned() {
-                    let root = index.parent().unwrap_or(index).to_path_buf();
-                    let source = crate::ingest::Source::Dir(root);
-                    let options = crate::index::BuildOptions::default();
-                    if let Err(e) = crate::index::build(index, &source, settings, embedder.as_ref(), &options) {
+                    if let Err(e) = crate::hook::reindex(index, settings, embedder.as_ref()) {
                         eprintln!("engine serve: reindex failed: {e}");
                     }
                 }
             }
             refresh(engine, index, settings);
             match crate::hook::prompt_context(engine, &r.query) {
-                Ok(context) => Response { binary: me.into(), context, error: None },
+                Ok(block) => Response { binary: me.into(), context: block.map(|b| b.text), error: None },
                 Err(e) => error(e.to_string()),
             }
         }

@@ -309,11 +309,10 @@ pub fn context(
         // Progressive disclosure under the budget: full text, else snippet, else one line.
         // Neighbours that are hits themselves, or already shown as someone's neighbour, would
         // repeat text: overlapping chunks of a file appear once.
-        let overlaps = |a: &Hit, b: &Hit| a.doc == b.doc && a.start_line <= b.end_line && b.start_line <= a.end_line;
         let near: Vec<Hit> = if *layer == Layer::Neighbours {
             neighbours(hit)
                 .into_iter()
-                .filter(|n| !plan.iter().any(|(h, _)| overlaps(h, n)) && !seen.iter().any(|s| overlaps(s, n)))
+                .filter(|n| !plan.iter().any(|(h, _)| h.overlaps(n)) && !seen.iter().any(|s| s.overlaps(n)))
                 .collect()
         } else {
             Vec::new()

@@ -280,16 +280,13 @@ impl std::fmt::Display for HookQuality {
 
 /// Runs a set's prompts (one half, or both) through the hook path.
 pub fn hook_quality(engine: &crate::Engine, set: &GoldenSet, split: Split) -> Result<HookQuality> {
-    static PATH: std::sync::LazyLock<regex::Regex> =
-        std::sync::LazyLock::new(|| regex::Regex::new(r#" path="([^"]*)""#).expect("valid"));
     let config = &engine.settings.hook;
     let mut q = HookQuality::default();
     let mut tokens = 0usize;
     for query in set.queries(split) {
-        let context = if crate::secrets::mostly_secret(&query.text) || crate::hook::trivial(&query.text, config) {
-            None
-        } else {
-            crate::hook::prompt_context(engine, &crate::hook::query_for(&query.text, config))?
+        let block = match crate::hook::gate(&query.text, config) {
+            crate::hook::Gate::Search(text) => crate::hook::prompt_context(engine, &text)?,
+            _ => None,
         };
         let relevant: Vec<&str> = query
             .relevant
@@ -297,27 +294,17 @@ pub fn hook_quality(engine: &crate::Engine, set: &GoldenSet, split: Split) -> Re
             .filter(|(_, g)| **g > 0)
             .map(|(k, _)| k.split_once('#').map_or(k.as_str(), |(p, _)| p))
             .collect();
-        let named = |c: &str| {
-            PATH.captures_iter(c).any(|m| {
-                let p = m[1]
-                    .replace("&quot;", "\"")
-                    .replace("&apos;", "'")
-                    .replace("&lt;", "<")
-                    .replace("&gt;", ">")
-                    .replace("&amp;", "&");
-                relevant.contains(&p.as_str())
-            })
-        };
-        if let Some(c) = &context {
+        if let Some(b) = &block {
             q.with_context += 1;
-            tokens += engine.count_tokens(c);
+            tokens += engine.count_tokens(&b.text);
         }
         if relevant.is_empty() {
             q.unanswerable += 1;
-            q.kept_quiet += usize::from(context.is_none());
+            q.kept_quiet += usize::from(block.is_none());
         } else {
             q.answerable += 1;
-            q.answered += usize::from(context.as_deref().is_some_and(named));
+            q.answered +=
+                usize::from(block.is_some_and(|b| b.shown.iter().any(|s| relevant.contains(&s.path.as_str()))));
         }
     }
     q.mean_tokens = if q.with_context == 0 { 0.0 } else { tokens as f64 / q.with_context as f64 };
