@@ -210,12 +210,6 @@ fn settings_from(config: &Option<PathBuf>, flags: SettingsLayer) -> Result<crate
     Ok(file.overwrite(flags).resolve()?)
 }
 
-/// The nearest `.engine/` at or above `start`.
-pub fn find_index(start: &Path) -> Option<PathBuf> {
-    let start = std::path::absolute(start).unwrap_or_else(|_| start.to_path_buf());
-    start.ancestors().map(|d| d.join(".engine")).find(|d| d.join(crate::index::store::CURRENT).is_file())
-}
-
 /// Where `engine eval` keeps the index of a collection or golden corpus (`kind` is `beir` or
 /// `golden`), keyed by its absolute path: datasets may be read-only, and indexes are reused.
 pub fn cache_index_dir(kind: &str, corpus: &Path) -> PathBuf {
@@ -235,7 +229,11 @@ fn search_index_dir(index: Option<PathBuf>) -> Result<PathBuf> {
         Some(dir) => Ok(dir),
         None => {
             let cwd = std::env::current_dir()?;
-            find_index(&cwd).ok_or_else(|| crate::Error::IndexMissing { path: cwd.join(".engine") }.into())
+            let found = index::store::find_index(&cwd);
+            for why in &found.distrusted {
+                eprintln!("engine: {why}");
+            }
+            found.index.ok_or_else(|| crate::Error::IndexMissing { path: cwd.join(".engine") }.into())
         }
     }
 }

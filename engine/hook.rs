@@ -143,11 +143,11 @@ pub fn prompt_context(engine: &Engine, query: &str) -> Result<Option<crate::tier
     let resp = engine.search(&SearchRequest::new(query, config.k, Mode::Hybrid))?;
     let mut context = engine.settings.context.clone();
     for _ in 0..4 {
-        let mut block = engine.context_with(&resp, &context);
+        // Secrets are already out: the block cleans every string it takes in.
+        let block = engine.context_with(&resp, &context);
         if block.shown.is_empty() {
             return Ok(None);
         }
-        block.text = secrets::redact(&block.text).0;
         let chars = block.text.chars().count();
         if chars <= config.max_chars {
             return Ok(Some(block));
@@ -183,12 +183,12 @@ pub fn run(input: &[u8], plain: bool) -> Outcome {
         Some(c) => c,
         None => return Outcome::quiet("no cwd in the payload; nothing added"),
     };
-    let Some(index) = crate::cli::find_index(&cwd) else {
+    let found = crate::index::store::find_index(&cwd);
+    let Some(index) = found.index else {
+        let mut why = found.distrusted;
+        why.push(format!("no index of yours at or above {} (run `engine index` there)", cwd.display()));
         return match payload.event.as_str() {
-            "UserPromptSubmit" | "SessionStart" => Outcome::quiet(format!(
-                "no index at or above {} (run `engine index` there); nothing added",
-                cwd.display()
-            )),
+            "UserPromptSubmit" | "SessionStart" => Outcome::quiet(format!("{}; nothing added", why.join("; "))),
             _ => Outcome::default(),
         };
     };
@@ -201,7 +201,16 @@ pub fn run(input: &[u8], plain: bool) -> Outcome {
     };
     // Handlers give the context itself; Claude Code reads it wrapped in its JSON.
     let stdout = out.stdout.map(|c| if plain { c } else { hook_output(&payload.event, &c) });
-    Outcome { stdout, stderr: out.stderr }
+    let stderr = match (found.distrusted.is_empty(), out.stderr) {
+        (true, e) => e,
+        (false, e) => Some(
+            std::iter::once(format!("engine hook: {}", found.distrusted.join("; ")))
+                .chain(e)
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ),
+    };
+    Outcome { stdout, stderr }
 }
 
 fn on_prompt(payload: &Payload, index: &Path, settings: Settings) -> Outcome {
@@ -218,8 +227,14 @@ fn on_prompt(payload: &Payload, index: &Path, settings: Settings) -> Outcome {
     let deadline = Instant::now() + Duration::from_millis(config.deadline_ms);
     let mut notes = Vec::new();
     if config.daemon {
+        // The daemon's answer is rebuilt from its parts, never printed as is: whatever answers on
+        // the socket, only a well-formed block of escaped text reaches the model.
         match crate::serve::ask(index, &query, edited, deadline) {
-            Ok(context) => return answer(context, notes),
+            Ok(None) => return answer(None, notes),
+            Ok(Some(context)) => match crate::tier::sanitize_block(&context) {
+                Some(clean) => return answer(Some(clean), notes),
+                None => notes.push("the daemon's answer is not a context block; searched in process".into()),
+            },
             Err(why) => notes.push(why),
         }
     }
@@ -368,10 +383,17 @@ pub fn session_digest(index: &Path, root: &Path, settings: &Settings, changes: b
     }
     records.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
     let c = &settings.context;
+    const OPEN: &str = "<memory-context kind=\"session\">\n";
+    const CLOSE: &str = "</memory-context>\n";
+    // The digest is sized by whole elements, never cut afterwards: a cut could split a tag.
+    let chars = |s: &str| s.chars().count();
+    let mut used = chars(OPEN) + chars(CLOSE);
     let mut body = String::new();
     for (_, path, r) in records.iter().take(config.digest_records) {
         let title = r.title.as_deref().unwrap_or(path);
-        let summary = crate::tier::summary(r.content.as_deref().unwrap_or(""), c.summary_chars);
+        // Secrets go before the summary cuts the content (a cut token no longer matches).
+        let content = crate::tier::visible(r.content.as_deref().unwrap_or(""), false);
+        let summary = crate::tier::summary(&content, c.summary_chars);
         let line = format!(
             "<memory-compact category=\"{}\" path=\"{}\" title=\"{}\">{}</memory-compact>\n",
             crate::tier::clean(r.category.as_deref().unwrap_or(""), c.tag_chars, false),
@@ -379,30 +401,39 @@ pub fn session_digest(index: &Path, root: &Path, settings: &Settings, changes: b
             crate::tier::clean(title, c.title_chars, false),
             crate::tier::clean(&summary, c.summary_chars, false),
         );
-        if body.chars().count() + line.chars().count() > config.digest_max_chars * 3 / 4 {
+        if used + chars(&line) > config.digest_max_chars * 3 / 4 {
             break;
         }
+        used += chars(&line);
         body.push_str(&line);
     }
     if changes {
         let changed = changed_since_last_session(index, &meta);
         if !changed.is_empty() {
-            let shown: Vec<String> =
-                changed.iter().take(20).map(|p| crate::tier::clean(p, c.path_chars, false)).collect();
-            let more = if changed.len() > 20 { format!(" and {} more", changed.len() - 20) } else { String::new() };
-            body.push_str(&format!(
-                "<memory-note>Changed since the last session ({} files): {}{more}</memory-note>\n",
-                changed.len(),
-                shown.join(", ")
-            ));
+            let head = format!("<memory-note>Changed since the last session ({} files): ", changed.len());
+            let tail = "</memory-note>\n";
+            let mut listed: Vec<String> = Vec::new();
+            let mut note_chars = chars(&head) + chars(tail);
+            for p in changed.iter().take(20) {
+                let p = crate::tier::clean(p, c.path_chars, false);
+                // Room for the path, its separator and the "and N more" line.
+                if used + note_chars + chars(&p) + 2 + 24 > config.digest_max_chars {
+                    break;
+                }
+                note_chars += chars(&p) + 2;
+                listed.push(p);
+            }
+            let more = changed.len() - listed.len();
+            let more = if more > 0 { format!(" and {more} more") } else { String::new() };
+            if !listed.is_empty() || used + note_chars + chars(&more) <= config.digest_max_chars {
+                body.push_str(&format!("{head}{}{more}{tail}", listed.join(", ")));
+            }
         }
     }
     if body.is_empty() {
         return Ok(None);
     }
-    let (text, _) = secrets::redact(&format!("<memory-context kind=\"session\">\n{body}</memory-context>\n"));
-    let text: String = text.chars().take(config.digest_max_chars).collect();
-    Ok(Some(text))
+    Ok(Some(format!("{OPEN}{body}{CLOSE}")))
 }
 
 /// Documents added, changed or removed since the snapshot taken at the last session start; takes
@@ -649,5 +680,69 @@ mod tests {
         let long = "word ".repeat(100_000);
         let Gate::Search(q) = gate(&long, &c) else { panic!() };
         assert!(q.len() <= c.max_query_chars);
+    }
+}
+
+/// Property tests: whatever arrives on stdin, the hook neither panics nor prints anything where
+/// there is no index, and the gate never searches for a secret.
+#[cfg(test)]
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn json_value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            any::<f64>().prop_map(Value::from),
+            ".{0,40}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(3, 16, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                prop::collection::btree_map(".{0,8}", inner, 0..4).prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    fn payload() -> impl Strategy<Value = Vec<u8>> {
+        let event = prop::sample::select(vec!["UserPromptSubmit", "SessionStart", "PostToolUse", "Stop", ""]);
+        let fields = (event, json_value(), json_value(), json_value(), any::<bool>());
+        let json = fields.prop_map(|(event, prompt, source, tool_input, prompt_is_text)| {
+            // Under /proc no one can create an index, whatever else runs on the machine.
+            let dir = "/proc/engine-hook-property-no-index";
+            let prompt = if prompt_is_text { Value::String(format!("why {prompt}")) } else { prompt };
+            serde_json::json!({
+                "hook_event_name": event, "prompt": prompt, "cwd": dir, "source": source, "tool_input": tool_input
+            })
+            .to_string()
+            .into_bytes()
+        });
+        prop_oneof![json, prop::collection::vec(any::<u8>(), 0..200)]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+
+        #[test]
+        fn any_input_is_answered_quietly_without_an_index(input in payload(), cut in any::<prop::sample::Index>()) {
+            for bytes in [&input[..], &input[..cut.index(input.len() + 1)]] {
+                let out = run(bytes, false);
+                prop_assert!(out.stdout.is_none(), "{out:?}");
+                prop_assert!(out.stderr.as_deref().is_none_or(|e| e.starts_with("engine hook: ")), "{out:?}");
+            }
+        }
+
+        #[test]
+        fn the_gate_never_searches_for_a_secret(words in prop::collection::vec("[a-z]{1,8}", 0..12), at in 0..12usize) {
+            let token = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
+            let mut words = words;
+            words.insert(at.min(words.len()), token.to_string());
+            match gate(&words.join(" "), &HookConfig::default()) {
+                Gate::Search(q) => prop_assert!(!q.contains("ghp_") && !q.contains("0123456789abcdef"), "{q}"),
+                Gate::Skip | Gate::Refuse(_) => {}
+            }
+        }
     }
 }

@@ -408,7 +408,8 @@ impl Engine {
         let mut results: Vec<Hit> = results
             .into_iter()
             .map(|(f, mut hit, boosts)| {
-                hit.snippet = snippet(&hit.text, query, 240);
+                // An index written before secrets were redacted at ingest may still hold some.
+                hit.snippet = snippet(&crate::secrets::redacted(&hit.text), query, 240);
                 if req.explain {
                     hit.explain = Some(Explain {
                         legs: f.legs.clone(),

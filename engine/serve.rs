@@ -93,6 +93,9 @@ pub fn ask(index: &Path, query: &str, reindex: bool, deadline: Instant) -> std::
             ));
         }
     };
+    if let Some(why) = stranger(&stream) {
+        return Err(format!("refused the daemon on {}: {why}", path.display()));
+    }
     let left = deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1));
     let _ = stream.set_read_timeout(Some(left));
     let _ = stream.set_write_timeout(Some(left));
@@ -109,6 +112,32 @@ pub fn ask(index: &Path, query: &str, reindex: bool, deadline: Instant) -> std::
     match resp.error {
         Some(e) => Err(format!("daemon: {e}")),
         None => Ok(resp.context),
+    }
+}
+
+/// Why the process at the other end of a socket is not to be talked to, if it is not: it runs as
+/// another user. The socket lives in an index directory only its owner can write to, so this
+/// matters when that check was bypassed; it costs one system call.
+pub fn stranger(stream: &UnixStream) -> Option<String> {
+    use std::os::unix::io::AsRawFd;
+    // SAFETY: ucred is plain data; getsockopt writes at most `len` bytes into it.
+    let mut cred: libc::ucred = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    let rc = unsafe {
+        libc::getsockopt(
+            stream.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            (&mut cred as *mut libc::ucred).cast(),
+            &mut len,
+        )
+    };
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    match rc {
+        0 if cred.uid == me => None,
+        0 => Some(format!("it runs as uid {}, not as you (uid {me})", cred.uid)),
+        _ => Some(format!("its user cannot be checked ({})", std::io::Error::last_os_error())),
     }
 }
 
@@ -180,6 +209,9 @@ fn handle(
     me: &str,
     stream: UnixStream,
 ) -> std::result::Result<(), String> {
+    if let Some(why) = stranger(&stream) {
+        return Err(format!("refused a client: {why}"));
+    }
     let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
     let mut line = String::new();
     // Requests are one line; cap what a client can make us read.

@@ -120,6 +120,58 @@ pub fn current_generation(dir: &Path) -> Result<Option<PathBuf>> {
     }
 }
 
+/// Why the current user should not trust a directory or file, if they should not: it, or the
+/// symbolic link leading to it, belongs to another user, or others may write to it. An index is
+/// what the hook puts into the model's context, so one planted by another local user (in a shared
+/// directory such as `/tmp`) must never be read, nor a daemon socket inside it be asked.
+pub fn distrust(path: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    for meta in [std::fs::symlink_metadata(path), std::fs::metadata(path)] {
+        let meta = match meta {
+            Ok(m) => m,
+            Err(e) => return Some(format!("{} cannot be read ({e})", path.display())),
+        };
+        if meta.uid() != me {
+            return Some(format!("{} belongs to uid {}, not to you (uid {me})", path.display(), meta.uid()));
+        }
+        if !meta.file_type().is_symlink() && meta.mode() & 0o022 != 0 {
+            return Some(format!("{} is writable by other users (mode {:o})", path.display(), meta.mode() & 0o777));
+        }
+    }
+    None
+}
+
+/// An index found by walking up from a directory.
+#[derive(Debug, Default)]
+pub struct Found {
+    /// The nearest `.engine/` at or above the start that the current user owns.
+    pub index: Option<PathBuf>,
+    /// Indexes passed over on the way, each with the reason.
+    pub distrusted: Vec<String>,
+}
+
+/// The nearest trusted `.engine/` at or above `start` (see [`distrust`]); untrusted ones are
+/// passed over and reported.
+pub fn find_index(start: &Path) -> Found {
+    let start = std::path::absolute(start).unwrap_or_else(|_| start.to_path_buf());
+    let mut found = Found::default();
+    for dir in start.ancestors().map(|d| d.join(".engine")) {
+        if !dir.join(CURRENT).is_file() {
+            continue;
+        }
+        match distrust(&dir) {
+            Some(why) => found.distrusted.push(format!("ignored the index {why}")),
+            None => {
+                found.index = Some(dir);
+                break;
+            }
+        }
+    }
+    found
+}
+
 /// Reads the live generation's metadata.
 pub fn read_meta(gen_dir: &Path) -> Result<Meta> {
     let path = gen_dir.join(META);

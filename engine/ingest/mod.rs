@@ -2,7 +2,8 @@
 //! way ripgrep does, with include/exclude globs, plus `.claude/memory/` although it is hidden) and
 //! BEIR corpora (`corpus.jsonl`, one `{"_id","title","text"}` per line, `_id` kept as document id).
 //! Binary files, files over the size limit and invalid UTF-8 are skipped with a warning naming the
-//! file; nothing here panics on bad input.
+//! file; nothing here panics on bad input. Secret-looking strings are redacted from every document
+//! here, so they never reach the index.
 
 use crate::config::IndexConfig;
 use crate::error::{Error, IoContext, Result};
@@ -234,7 +235,9 @@ pub fn scan_dir(root: &Path, config: &IndexConfig, index_dir: Option<&Path>) -> 
                 scan.skipped += 1;
                 continue;
             };
-            match read_text(path, config.max_file_size) {
+            // Secrets never enter the index: redacted here, on the whole document, before any
+            // chunk boundary could split one into pieces no pattern recognises.
+            match read_text(path, config.max_file_size).map(crate::secrets::redact_owned) {
                 Ok(text) => {
                     if kind == Kind::Memory && crate::chunk::memory::parse(&text).is_none() {
                         // JSON that is not memory records (package.json, tokenizer files…).
@@ -297,14 +300,14 @@ pub fn scan_beir(dir: &Path) -> Result<Scan> {
             return Err(Error::InvalidInput(format!("{}:{}: duplicate _id {id:?}", path.display(), n + 1)));
         }
         scan.files_scanned += 1;
-        let title = d.title.filter(|t| !t.trim().is_empty());
+        let title = d.title.filter(|t| !t.trim().is_empty()).map(crate::secrets::redact_owned);
         scan.documents.push(Document {
             id: id.clone(),
             path: id,
             kind: Kind::Text,
             lang: None,
             title,
-            text: d.text,
+            text: crate::secrets::redact_owned(d.text),
             is_file: false,
         });
     }
@@ -353,6 +356,22 @@ mod tests {
         let config = IndexConfig { exclude: vec!["*.rs".into()], ..IndexConfig::default() };
         let scan = scan_dir(root, &config, None).unwrap();
         assert!(!scan.documents.iter().any(|d| d.id == "b.rs"));
+    }
+
+    #[test]
+    fn secrets_are_redacted_from_whole_documents() {
+        let dir = tempfile::tempdir().unwrap();
+        // A key long enough to be cut into several chunks: its tail must not survive either.
+        let body: String = (0..60).map(|i| format!("MIIEowIBAAKCAQEA{i:04}abcdefghijklmnopqrstuvwx\n")).collect();
+        let key = format!("-----BEGIN RSA PRIVATE KEY-----\n{body}-----END RSA PRIVATE KEY-----");
+        std::fs::write(dir.path().join("notes.md"), format!("# Deploy\n\nthe key:\n\n{key}\n\nafter")).unwrap();
+        std::fs::write(dir.path().join("m.json"), r#"{"title":"db","content":"password: hunter2hunter2"}"#).unwrap();
+        let scan = scan_dir(dir.path(), &IndexConfig::default(), None).unwrap();
+        let all: String = scan.documents.iter().map(|d| d.text.as_str()).collect();
+        assert!(!all.contains("MIIEow") && !all.contains("hunter2"), "{all}");
+        assert!(all.contains("the key:\n\n[redacted]\n\nafter"), "{all}");
+        let memory = scan.documents.iter().find(|d| d.id == "m.json").unwrap();
+        assert_eq!(memory.kind, Kind::Memory, "the record is still a record");
     }
 
     #[test]
