@@ -543,6 +543,8 @@ fn eval_golden(
 
 /// Runs one command; returns the process exit code.
 pub fn run(cli: Cli) -> Result<i32> {
+    // First, while the process has one thread: see `silence_runtime_telemetry`.
+    crate::models::silence_runtime_telemetry();
     match cli.command {
         Command::Index { path, index, beir, rebuild, json } => {
             let settings = settings_from(&cli.config, SettingsLayer::default())?;
