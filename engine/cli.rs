@@ -648,14 +648,8 @@ pub fn run(cli: Cli) -> Result<i32> {
             let mut input = Vec::new();
             // Never fail on stdin: an unreadable one is reported like malformed JSON.
             let _ = std::io::stdin().take(64 << 20).read_to_end(&mut input);
-            let out = crate::hook::run(&input, plain);
-            if let Some(e) = out.stderr {
-                eprintln!("{e}");
-            }
-            if let Some(o) = out.stdout {
-                println!("{o}");
-            }
-            Ok(0)
+            // Does not return: `finish` leaves with `_exit`, so exit never races ONNX Runtime.
+            crate::hook::finish(crate::hook::run(&input, plain))
         }
         Command::Hook { action: Some(HookAction::Install { user, .. }), .. } => {
             let path = claude_settings(user)?;

@@ -164,6 +164,30 @@ pub fn hook_output(event: &str, context: &str) -> String {
     serde_json::json!({"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}}).to_string()
 }
 
+/// Prints what the hook says and ends the process with status 0 at once, running no exit handlers.
+///
+/// When the deadline passed, the thread opening the full engine may still be inside ONNX Runtime
+/// (loading the library, building the session). A normal `exit` runs atexit handlers and the C++
+/// static destructors of the dlopen'ed runtime, which free what that thread is still using: the
+/// process died with SIGSEGV or SIGABRT after printing its answer (issue 11: 6 of 60 prompts with
+/// a 100 ms deadline). `_exit` ends every thread at once and runs nothing. Nothing is lost: the
+/// output is written and flushed here, the worker only reads, files the hook writes are closed
+/// before this point, and a daemon or reindex it started is a process of its own.
+pub fn finish(out: Outcome) -> ! {
+    use std::io::Write;
+    // Errors are ignored: a client that stopped reading (EPIPE) must not become a panic and a
+    // non-zero exit.
+    if let Some(e) = &out.stderr {
+        let _ = writeln!(std::io::stderr().lock(), "{e}");
+    }
+    if let Some(o) = &out.stdout {
+        let mut stdout = std::io::stdout().lock();
+        let _ = writeln!(stdout, "{o}").and_then(|()| stdout.flush());
+    }
+    // SAFETY: _exit only ends the process; no Rust or C++ code runs after it.
+    unsafe { libc::_exit(0) }
+}
+
 /// Settings for a project: its `engine.toml` (next to the index directory) if there is one.
 pub fn project_settings(index_dir: &Path) -> Settings {
     let root = index_dir.parent().unwrap_or(index_dir);
