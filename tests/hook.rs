@@ -286,7 +286,7 @@ fn install_and_uninstall_edit_the_project_settings() {
     assert!(out.contains("added UserPromptSubmit, SessionStart, PostToolUse"), "{out}");
     let v = json(&std::fs::read_to_string(&settings).unwrap());
     let command = v["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"].as_str().unwrap().to_string();
-    assert!(command.ends_with("engine hook"), "{command}");
+    assert!(command.ends_with("engine hook # engine-hook"), "{command}");
     let (code, out, _) = run(&["hook", "install", "--project"]);
     assert_eq!(code, 0);
     assert!(out.contains("already installed"), "{out}");
@@ -294,4 +294,164 @@ fn install_and_uninstall_edit_the_project_settings() {
     assert_eq!(code, 0);
     assert!(out.contains("removed"), "{out}");
     assert_eq!(json(&std::fs::read_to_string(&settings).unwrap()), serde_json::json!({}));
+}
+
+/// A user's settings in the layout install writes (two-space pretty JSON), keys out of
+/// alphabetical order.
+const SETTINGS: &str = r#"{
+  "model": "opus",
+  "hooks": {
+    "UserPromptSubmit": [
+      {
+        "hooks": [
+          {
+            "type": "command",
+            "command": "other-tool check",
+            "timeout": 3
+          }
+        ]
+      }
+    ],
+    "Stop": [
+      {
+        "hooks": [
+          {
+            "type": "command",
+            "command": "notify"
+          }
+        ]
+      }
+    ]
+  },
+  "env": {
+    "ZED": "1",
+    "ALPHA": "2"
+  }
+}
+"#;
+
+fn names(dir: &Path) -> Vec<String> {
+    let mut n: Vec<String> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    n.sort();
+    n
+}
+
+fn run(cmd: &mut Command) -> (i32, String, String) {
+    let out = cmd.env_remove("ENGINE_MODELS_DIR").output().unwrap();
+    (
+        exit_code(out.status),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Issue 11: installed from a binary not named `engine`, install added its entries again on every
+/// run, saved the modified file over the backup, and uninstall removed nothing; a symlinked
+/// settings.json became a regular file; uninstall sorted the user's keys; a failed write left
+/// settings.json.tmp behind.
+#[test]
+fn install_under_another_name_is_idempotent_keeps_the_file_and_fails_cleanly() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let eng2 = dir.path().join("bin/eng2");
+    std::fs::create_dir_all(eng2.parent().unwrap()).unwrap();
+    std::fs::copy(bin(), &eng2).unwrap();
+    let project = |name: &str, text: &str| {
+        let claude = dir.path().join(name).join(".claude");
+        std::fs::create_dir_all(&claude).unwrap();
+        std::fs::write(claude.join("settings.json"), text).unwrap();
+        claude
+    };
+    let eng2_in = |cwd: &Path, args: &[&str]| run(Command::new(&eng2).args(args).current_dir(cwd));
+
+    let claude = project("p1", SETTINGS);
+    let settings = claude.join("settings.json");
+    let (code, out, err) = eng2_in(claude.parent().unwrap(), &["hook", "install"]);
+    assert_eq!((code, err.as_str()), (0, ""));
+    assert!(
+        out.contains("added UserPromptSubmit, SessionStart, PostToolUse") && out.contains("eng2 hook # engine-hook"),
+        "{out}"
+    );
+    assert!(out.contains("previous file kept as"), "{out}");
+    let installed = std::fs::read_to_string(&settings).unwrap();
+    assert_eq!(installed.matches("# engine-hook").count(), 3, "{installed}");
+    let (code, out, _) = eng2_in(claude.parent().unwrap(), &["hook", "install"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("already installed"), "{out}");
+    assert_eq!(std::fs::read_to_string(&settings).unwrap(), installed, "no duplicates");
+    assert_eq!(
+        std::fs::read_to_string(claude.join("settings.json.bak")).unwrap(),
+        SETTINGS,
+        "the backup is the original"
+    );
+    let (code, out, _) = eng2_in(claude.parent().unwrap(), &["hook", "uninstall"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("removed the engine's UserPromptSubmit, SessionStart, PostToolUse hooks"), "{out}");
+    assert_eq!(std::fs::read_to_string(&settings).unwrap(), SETTINGS, "byte for byte, in the user's key order");
+    assert_eq!(names(&claude), ["settings.json", "settings.json.bak"]);
+
+    // A symlinked settings.json stays a link; the file it names is written.
+    let shared = dir.path().join("dotfiles/claude-settings.json");
+    std::fs::create_dir_all(shared.parent().unwrap()).unwrap();
+    std::fs::write(&shared, SETTINGS).unwrap();
+    let claude = dir.path().join("p2/.claude");
+    std::fs::create_dir_all(&claude).unwrap();
+    std::os::unix::fs::symlink("../../dotfiles/claude-settings.json", claude.join("settings.json")).unwrap();
+    for action in ["install", "uninstall"] {
+        let (code, _, err) = eng2_in(claude.parent().unwrap(), &["hook", action]);
+        assert_eq!((code, err.as_str()), (0, ""), "{action}");
+        assert!(std::fs::symlink_metadata(claude.join("settings.json")).unwrap().file_type().is_symlink(), "{action}");
+        assert_eq!(std::fs::read_to_string(&shared).unwrap().contains("# engine-hook"), action == "install");
+    }
+    assert_eq!(std::fs::read_to_string(&shared).unwrap(), SETTINGS);
+
+    // A read-only directory: a clear error, the file as it was, no temporary file. Root writes
+    // anywhere, so as root the binary runs as nobody.
+    let claude = project("p3", SETTINGS);
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(&claude, std::fs::Permissions::from_mode(0o555)).unwrap();
+    let mut cmd = Command::new(&eng2);
+    cmd.args(["hook", "install"]).current_dir(claude.parent().unwrap());
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        use std::os::unix::process::CommandExt;
+        cmd.uid(65534).gid(65534);
+    }
+    let (code, out, err) = run(&mut cmd);
+    std::fs::set_permissions(&claude, std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert_eq!((code, out.as_str()), (1, ""), "{err}");
+    assert!(err.starts_with("engine: ") && err.lines().count() == 1, "{err}");
+    assert!(
+        err.contains(&claude.join("settings.json").display().to_string()) && err.contains("Permission denied"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(claude.join("settings.json")).unwrap(), SETTINGS);
+    assert_eq!(names(&claude), ["settings.json"]);
+
+    // A write that fails after its temporary file was made (here: the file size limit) removes it.
+    let claude = project("p4", "{}\n");
+    let mut cmd = Command::new(&eng2);
+    cmd.args(["hook", "install"]).current_dir(claude.parent().unwrap());
+    {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: setrlimit and signal are async-signal-safe; the child only calls them before exec.
+        // SIGXFSZ ignored makes a write past the limit fail with EFBIG instead of killing the process.
+        unsafe {
+            cmd.pre_exec(|| {
+                let limit = libc::rlimit { rlim_cur: 256, rlim_max: 256 };
+                libc::setrlimit(libc::RLIMIT_FSIZE, &limit);
+                libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+                Ok(())
+            });
+        }
+    }
+    let (code, _, err) = run(&mut cmd);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains(&format!("writing {}", claude.join("settings.json").display())) && err.contains("too large"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(claude.join("settings.json")).unwrap(), "{}\n");
+    assert_eq!(names(&claude), ["settings.json", "settings.json.bak"], "no temporary file left");
 }
