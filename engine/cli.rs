@@ -541,6 +541,8 @@ fn eval_golden(
 
 /// Runs one command; returns the process exit code.
 pub fn run(cli: Cli) -> Result<i32> {
+    // First, while the process has one thread: see `silence_runtime_telemetry`.
+    crate::models::silence_runtime_telemetry();
     match cli.command {
         Command::Index { path, index, beir, rebuild, json } => {
             let settings = settings_from(&cli.config, SettingsLayer::default())?;
@@ -644,14 +646,8 @@ pub fn run(cli: Cli) -> Result<i32> {
             let mut input = Vec::new();
             // Never fail on stdin: an unreadable one is reported like malformed JSON.
             let _ = std::io::stdin().take(64 << 20).read_to_end(&mut input);
-            let out = crate::hook::run(&input, plain);
-            if let Some(e) = out.stderr {
-                eprintln!("{e}");
-            }
-            if let Some(o) = out.stdout {
-                println!("{o}");
-            }
-            Ok(0)
+            // Does not return: `finish` leaves with `_exit`, so exit never races ONNX Runtime.
+            crate::hook::finish(crate::hook::run(&input, plain))
         }
         Command::Hook { action: Some(HookAction::Install { user, .. }), .. } => {
             let path = claude_settings(user)?;

@@ -164,6 +164,30 @@ pub fn hook_output(event: &str, context: &str) -> String {
     serde_json::json!({"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}}).to_string()
 }
 
+/// Prints what the hook says and ends the process with status 0 at once, running no exit handlers.
+///
+/// When the deadline passed, the thread opening the full engine may still be inside ONNX Runtime
+/// (loading the library, building the session). A normal `exit` runs atexit handlers and the C++
+/// static destructors of the dlopen'ed runtime, which free what that thread is still using: the
+/// process died with SIGSEGV or SIGABRT after printing its answer (issue 11: 6 of 60 prompts with
+/// a 100 ms deadline). `_exit` ends every thread at once and runs nothing. Nothing is lost: the
+/// output is written and flushed here, the worker only reads, files the hook writes are closed
+/// before this point, and a daemon or reindex it started is a process of its own.
+pub fn finish(out: Outcome) -> ! {
+    use std::io::Write;
+    // Errors are ignored: a client that stopped reading (EPIPE) must not become a panic and a
+    // non-zero exit.
+    if let Some(e) = &out.stderr {
+        let _ = writeln!(std::io::stderr().lock(), "{e}");
+    }
+    if let Some(o) = &out.stdout {
+        let mut stdout = std::io::stdout().lock();
+        let _ = writeln!(stdout, "{o}").and_then(|()| stdout.flush());
+    }
+    // SAFETY: _exit only ends the process; no Rust or C++ code runs after it.
+    unsafe { libc::_exit(0) }
+}
+
 /// Settings for a project: its `engine.toml` (next to the index directory) if there is one.
 pub fn project_settings(index_dir: &Path) -> Settings {
     let root = index_dir.parent().unwrap_or(index_dir);
@@ -462,53 +486,132 @@ fn changed_since_last_session(index: &Path, meta: &crate::index::store::Meta) ->
 pub const ENTRIES: [(&str, Option<&str>, u64); 3] =
     [("UserPromptSubmit", None, 5), ("SessionStart", None, 30), ("PostToolUse", Some("Edit|Write|MultiEdit"), 5)];
 
+/// Ends every command install writes. Claude Code runs hook commands through a shell, which takes
+/// it for a comment; install and uninstall know their own entries by it, whatever the binary is
+/// called (`engine-dev`, a copy under another name).
+pub const MARKER: &str = "# engine-hook";
+
 /// The command a hook entry runs.
 pub fn hook_command(exe: &Path) -> String {
     let p = exe.display().to_string();
-    if p.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+".contains(c)) {
-        format!("{p} hook")
+    let program = if p.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+".contains(c)) {
+        p
     } else {
-        format!("'{}' hook", p.replace('\'', "'\\''"))
-    }
+        format!("'{}'", p.replace('\'', "'\\''"))
+    };
+    format!("{program} hook {MARKER}")
 }
 
-/// Whether a hook command is one that install added (any engine binary's `hook`).
+/// Whether install added this hook command: it ends with the marker, or it is an entry written
+/// before the marker existed (`…/engine hook`), so those installs still uninstall cleanly.
 fn is_ours(command: &str) -> bool {
+    let command = command.trim_end();
+    if command.strip_suffix(MARKER).is_some_and(|rest| rest.ends_with(char::is_whitespace)) {
+        return true;
+    }
     let Some(program) = command.strip_suffix(" hook") else { return false };
     let program = program.trim_matches('\'');
     Path::new(program).file_name().is_some_and(|n| n == "engine")
 }
 
-fn read_settings(path: &Path) -> Result<Option<Value>> {
+/// Whether any hook of any event in these settings is one install added.
+fn has_ours(settings: &Value) -> bool {
+    settings["hooks"]
+        .as_object()
+        .into_iter()
+        .flat_map(|events| events.values())
+        .filter_map(Value::as_array)
+        .flatten()
+        .filter_map(|entry| entry["hooks"].as_array())
+        .flatten()
+        .any(|h| h["command"].as_str().is_some_and(is_ours))
+}
+
+/// A settings file as found: its text (`None` when there is no file) and its JSON (`{}` when
+/// there is no file or it is blank).
+struct SettingsFile {
+    text: Option<String>,
+    value: Value,
+}
+
+fn read_settings(path: &Path) -> Result<SettingsFile> {
     match std::fs::read_to_string(path) {
-        Ok(text) if text.trim().is_empty() => Ok(Some(serde_json::json!({}))),
-        Ok(text) => serde_json::from_str(&text).map(Some).map_err(|e| {
-            crate::Error::InvalidInput(format!("{} is not valid JSON ({e}); left unchanged", path.display()))
-        }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Ok(text) => {
+            let value = if text.trim().is_empty() {
+                serde_json::json!({})
+            } else {
+                serde_json::from_str(&text).map_err(|e| {
+                    crate::Error::InvalidInput(format!("{} is not valid JSON ({e}); left unchanged", path.display()))
+                })?
+            };
+            Ok(SettingsFile { text: Some(text), value })
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Ok(SettingsFile { text: None, value: serde_json::json!({}) })
+        }
         Err(e) => Err(crate::Error::io(format!("reading {}", path.display()), e)),
     }
 }
 
-/// Writes settings atomically, keeping the previous file as `settings.json.bak`.
-fn write_settings(path: &Path, old: Option<&Value>, new: &Value) -> Result<Option<PathBuf>> {
-    let io = |what: String| move |e| crate::Error::io(what, e);
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(io(format!("creating {}", dir.display())))?;
+/// The settings as install and uninstall write them: pretty JSON in the file's own key order
+/// (serde_json's `preserve_order`), ending in a newline when the file did or is new.
+fn render(value: &Value, old_text: Option<&str>) -> String {
+    let mut text = serde_json::to_string_pretty(value).unwrap_or_default();
+    if old_text.is_none_or(|t| t.ends_with('\n')) {
+        text.push('\n');
     }
-    let backup = match old {
-        Some(_) => {
-            let b = path.with_extension("json.bak");
-            std::fs::copy(path, &b).map_err(io(format!("backing up {}", path.display())))?;
-            Some(b)
-        }
-        None => None,
+    text
+}
+
+/// `path` with symlinks followed to the file they name (even one that does not exist yet), so a
+/// write replaces that file and the link stays a link (dotfile managers link settings.json).
+fn resolve_links(path: &Path) -> PathBuf {
+    let mut p = path.to_path_buf();
+    // The kernel gives up after 40 links too; reading such a path then fails with its error.
+    for _ in 0..40 {
+        let Ok(next) = std::fs::read_link(&p) else { break };
+        p = match p.parent() {
+            Some(dir) => dir.join(next),
+            None => next,
+        };
+    }
+    p
+}
+
+/// Replaces the file `path` leads to with `bytes`, atomically: a temporary file in the same
+/// directory (so the rename cannot cross file systems), synced, renamed over it. The file keeps
+/// its permissions. On failure the temporary file is removed and the file is left as it was.
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let target = resolve_links(path);
+    let dir = match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
     };
-    let tmp = path.with_extension("json.tmp");
-    let text = serde_json::to_string_pretty(new).unwrap_or_default() + "\n";
-    std::fs::write(&tmp, text).map_err(io(format!("writing {}", tmp.display())))?;
-    std::fs::rename(&tmp, path).map_err(io(format!("replacing {}", path.display())))?;
-    Ok(backup)
+    std::fs::create_dir_all(&dir).map_err(|e| crate::Error::io(format!("creating {}", dir.display()), e))?;
+    let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    // The pid keeps two installs running at once from writing into one temporary file.
+    let tmp = dir.join(format!("{name}.{}.tmp", std::process::id()));
+    let written = (|| {
+        use std::io::Write;
+        let mut f = std::fs::File::create(&tmp)?;
+        if let Ok(m) = std::fs::metadata(&target) {
+            f.set_permissions(m.permissions())?;
+        }
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, &target)
+    })();
+    written.map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        crate::Error::io(format!("writing {}", target.display()), e)
+    })
+}
+
+/// Where install keeps the user's file as it was: `settings.json.bak` next to the path given.
+pub fn backup_path(path: &Path) -> PathBuf {
+    let mut p = path.as_os_str().to_owned();
+    p.push(".bak");
+    PathBuf::from(p)
 }
 
 /// What install or uninstall did.
@@ -516,14 +619,15 @@ fn write_settings(path: &Path, old: Option<&Value>, new: &Value) -> Result<Optio
 pub struct InstallReport {
     /// Events whose entries were added (install) or removed (uninstall).
     pub changed: Vec<String>,
+    /// Where install saved the file as it was before (only ever a file without our entries).
     pub backup: Option<PathBuf>,
 }
 
 /// Merges the engine's hook entries into a Claude Code settings file, keeping everything else.
-/// Idempotent: events that already run an engine hook are left alone.
+/// Idempotent: events that already run an engine hook (any binary's) are left alone.
 pub fn install(path: &Path, exe: &Path) -> Result<InstallReport> {
     let old = read_settings(path)?;
-    let mut new = old.clone().unwrap_or_else(|| serde_json::json!({}));
+    let mut new = old.value.clone();
     if !new.is_object() {
         return Err(crate::Error::InvalidInput(format!(
             "{}: top level is not an object; left unchanged",
@@ -560,38 +664,68 @@ pub fn install(path: &Path, exe: &Path) -> Result<InstallReport> {
         list.push(entry);
         changed.push(event.to_string());
     }
-    let backup = if changed.is_empty() { None } else { write_settings(path, old.as_ref(), &new)? };
+    if changed.is_empty() {
+        return Ok(InstallReport { changed, backup: None });
+    }
+    // The backup is the user's own file. One that already holds entries of ours is the result of
+    // an earlier install (or a partial one): saving it would overwrite the real original.
+    let backup = match &old.text {
+        Some(text) if !has_ours(&old.value) => {
+            let b = backup_path(path);
+            // Before the settings are touched: a failure here changes nothing.
+            write_atomic(&b, text.as_bytes()).map_err(|e| match e {
+                crate::Error::Io { source, .. } => crate::Error::io(
+                    format!("backing up {} to {} (nothing changed)", path.display(), b.display()),
+                    source,
+                ),
+                other => other,
+            })?;
+            Some(b)
+        }
+        _ => None,
+    };
+    write_atomic(path, render(&new, old.text.as_deref()).as_bytes())?;
     Ok(InstallReport { changed, backup })
 }
 
-/// Removes exactly the entries install added; other hooks and settings stay.
+/// Removes exactly the entries install added (by the marker, or old-style `…/engine hook`);
+/// other hooks and settings stay, in their order. Writes no backup: the file it changes holds our
+/// entries, and the backup is kept for the user's own file.
 pub fn uninstall(path: &Path) -> Result<InstallReport> {
-    let Some(old) = read_settings(path)? else { return Ok(InstallReport { changed: vec![], backup: None }) };
-    let mut new = old.clone();
+    let old = read_settings(path)?;
+    let mut new = old.value.clone();
     let mut changed = Vec::new();
     if let Some(hooks) = new.get_mut("hooks").and_then(Value::as_object_mut) {
         for (event, _, _) in ENTRIES {
             let Some(list) = hooks.get_mut(event).and_then(Value::as_array_mut) else { continue };
-            let before = list.clone();
-            for entry in list.iter_mut() {
-                if let Some(hs) = entry.get_mut("hooks").and_then(Value::as_array_mut) {
-                    hs.retain(|h| !h["command"].as_str().is_some_and(is_ours));
+            let mut removed = false;
+            list.retain_mut(|entry| {
+                let Some(hs) = entry.get_mut("hooks").and_then(Value::as_array_mut) else { return true };
+                let before = hs.len();
+                hs.retain(|h| !h["command"].as_str().is_some_and(is_ours));
+                if hs.len() == before {
+                    return true;
+                }
+                removed = true;
+                // An entry that held only our hook goes with it; the user's own empty ones stay.
+                !hs.is_empty()
+            });
+            if removed {
+                changed.push(event.to_string());
+                if list.is_empty() {
+                    // shift_remove: `remove` would move the last key into this one's place.
+                    hooks.shift_remove(event);
                 }
             }
-            list.retain(|e| e["hooks"].as_array().is_none_or(|hs| !hs.is_empty()));
-            if *list != before {
-                changed.push(event.to_string());
-            }
-            if list.is_empty() {
-                hooks.remove(event);
-            }
         }
-        if hooks.is_empty() {
-            new.as_object_mut().expect("has hooks, so an object").remove("hooks");
+        if !changed.is_empty() && hooks.is_empty() {
+            new.as_object_mut().expect("has hooks, so an object").shift_remove("hooks");
         }
     }
-    let backup = if changed.is_empty() { None } else { write_settings(path, Some(&old), &new)? };
-    Ok(InstallReport { changed, backup })
+    if !changed.is_empty() {
+        write_atomic(path, render(&new, old.text.as_deref()).as_bytes())?;
+    }
+    Ok(InstallReport { changed, backup: None })
 }
 
 #[cfg(test)]
@@ -619,7 +753,7 @@ mod tests {
         let v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         assert_eq!(v["model"], "opus");
         assert_eq!(v["hooks"]["UserPromptSubmit"].as_array().unwrap().len(), 2);
-        assert_eq!(v["hooks"]["UserPromptSubmit"][1]["hooks"][0]["command"], "/opt/bin/engine hook");
+        assert_eq!(v["hooks"]["UserPromptSubmit"][1]["hooks"][0]["command"], "/opt/bin/engine hook # engine-hook");
         assert_eq!(v["hooks"]["PostToolUse"][0]["matcher"], "Edit|Write|MultiEdit");
         // Idempotent: a second install changes nothing (even from another build's path).
         let again = install(&path, Path::new("/usr/local/bin/engine")).unwrap();
@@ -634,8 +768,167 @@ mod tests {
         assert!(install(&path, exe).unwrap_err().to_string().contains("not valid JSON"));
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "{ not json");
         // A path with spaces is quoted.
-        assert_eq!(hook_command(Path::new("/my tools/engine")), "'/my tools/engine' hook");
-        assert!(is_ours("'/my tools/engine' hook"));
+        assert_eq!(hook_command(Path::new("/my tools/engine")), "'/my tools/engine' hook # engine-hook");
+        assert!(is_ours("'/my tools/engine' hook # engine-hook"));
+    }
+
+    #[test]
+    fn entries_are_recognised_by_the_marker_or_as_old_style_engine_hooks() {
+        for ours in [
+            "/opt/eng2 hook # engine-hook",
+            "'/my tools/engine-dev' hook # engine-hook  ",
+            "/usr/local/bin/engine hook",
+            "'/my tools/engine' hook",
+        ] {
+            assert!(is_ours(ours), "{ours:?}");
+        }
+        for theirs in ["/opt/eng2 hook", "other-tool check", "notify #engine-hook", "/usr/bin/engine hook --plain", ""]
+        {
+            assert!(!is_ours(theirs), "{theirs:?}");
+        }
+    }
+
+    /// A settings file in the layout install writes (two-space pretty JSON), keys deliberately
+    /// out of alphabetical order, with a user hook and an empty entry of the user's own.
+    const ORIGINAL: &str = r#"{
+  "model": "opus",
+  "permissions": {
+    "deny": [],
+    "allow": [
+      "Bash(ls)"
+    ]
+  },
+  "hooks": {
+    "UserPromptSubmit": [
+      {
+        "hooks": [
+          {
+            "type": "command",
+            "command": "other-tool check",
+            "timeout": 3
+          }
+        ]
+      },
+      {
+        "hooks": []
+      }
+    ],
+    "Stop": [
+      {
+        "hooks": [
+          {
+            "type": "command",
+            "command": "notify"
+          }
+        ]
+      }
+    ]
+  },
+  "env": {
+    "ZED": "1",
+    "ALPHA": "2"
+  }
+}
+"#;
+
+    #[test]
+    fn another_binary_name_installs_once_keeps_the_original_and_uninstalls_to_it_byte_for_byte() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("settings.json");
+        std::fs::write(&path, ORIGINAL).unwrap();
+        let r = install(&path, Path::new("/opt/tools/eng2")).unwrap();
+        assert_eq!(r.changed, ["UserPromptSubmit", "SessionStart", "PostToolUse"]);
+        let backup = r.backup.unwrap();
+        assert_eq!(backup, dir.path().join("settings.json.bak"));
+        let installed = std::fs::read_to_string(&path).unwrap();
+        assert!(installed.contains("\"/opt/tools/eng2 hook # engine-hook\""), "{installed}");
+        // Key order is the user's: model, permissions (deny before allow), hooks, env (ZED first).
+        let at = |k: &str| installed.find(k).unwrap();
+        assert!(at("\"model\"") < at("\"permissions\"") && at("\"permissions\"") < at("\"hooks\""));
+        assert!(at("\"deny\"") < at("\"allow\"") && at("\"ZED\"") < at("\"ALPHA\""), "{installed}");
+        // Installing again, from the same name or another one, adds nothing and keeps the backup.
+        for exe in ["/opt/tools/eng2", "/home/me/bin/engine-dev"] {
+            let again = install(&path, Path::new(exe)).unwrap();
+            assert_eq!(again, InstallReport { changed: vec![], backup: None }, "{exe}");
+            assert_eq!(std::fs::read_to_string(&path).unwrap(), installed);
+        }
+        assert_eq!(std::fs::read_to_string(&backup).unwrap(), ORIGINAL);
+        let r = uninstall(&path).unwrap();
+        assert_eq!(r.changed, ["UserPromptSubmit", "SessionStart", "PostToolUse"]);
+        assert_eq!(r.backup, None);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), ORIGINAL, "uninstall restores the file exactly");
+        assert_eq!(uninstall(&path).unwrap().changed, Vec::<String>::new());
+        // Nothing else was left in the directory (no temporary files).
+        let mut names: Vec<String> =
+            std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        names.sort();
+        assert_eq!(names, ["settings.json", "settings.json.bak"]);
+    }
+
+    #[test]
+    fn old_style_entries_count_as_ours_and_a_modified_file_is_never_backed_up() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("settings.json");
+        let bak = backup_path(&path);
+        std::fs::write(&bak, "the user's original\n").unwrap();
+        // An install from before the marker, of one event only (the user removed the others).
+        let old = serde_json::json!({"hooks": {"UserPromptSubmit": [
+            {"hooks": [{"type": "command", "command": "/usr/local/bin/engine hook", "timeout": 5}]}
+        ]}});
+        std::fs::write(&path, serde_json::to_string_pretty(&old).unwrap()).unwrap();
+        let r = install(&path, Path::new("/opt/eng2")).unwrap();
+        assert_eq!(r.changed, ["SessionStart", "PostToolUse"]);
+        assert_eq!(r.backup, None, "the file held an entry of ours: not a backup of the user's file");
+        assert_eq!(std::fs::read_to_string(&bak).unwrap(), "the user's original\n");
+        let v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(v["hooks"]["UserPromptSubmit"].as_array().unwrap().len(), 1, "{v}");
+        // Uninstall removes the old-style entry and the new ones alike.
+        assert_eq!(uninstall(&path).unwrap().changed.len(), 3);
+        assert_eq!(
+            serde_json::from_str::<Value>(&std::fs::read_to_string(&path).unwrap()).unwrap(),
+            serde_json::json!({})
+        );
+    }
+
+    #[test]
+    fn a_symlinked_settings_file_stays_a_link_and_its_target_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let dotfiles = dir.path().join("dotfiles");
+        std::fs::create_dir(&dotfiles).unwrap();
+        std::fs::write(dotfiles.join("claude.json"), ORIGINAL).unwrap();
+        let claude = dir.path().join(".claude");
+        std::fs::create_dir(&claude).unwrap();
+        let link = claude.join("settings.json");
+        std::os::unix::fs::symlink("../dotfiles/claude.json", &link).unwrap();
+        install(&link, Path::new("/opt/eng2")).unwrap();
+        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert!(std::fs::read_to_string(dotfiles.join("claude.json")).unwrap().contains("# engine-hook"));
+        assert_eq!(std::fs::read_to_string(claude.join("settings.json.bak")).unwrap(), ORIGINAL);
+        uninstall(&link).unwrap();
+        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert_eq!(std::fs::read_to_string(dotfiles.join("claude.json")).unwrap(), ORIGINAL);
+        // A link to a file that does not exist yet: the file is created where the link points.
+        let dangling = claude.join("other.json");
+        std::os::unix::fs::symlink("../dotfiles/new/other.json", &dangling).unwrap();
+        install(&dangling, Path::new("/opt/eng2")).unwrap();
+        assert!(std::fs::symlink_metadata(&dangling).unwrap().file_type().is_symlink());
+        assert!(dotfiles.join("new/other.json").is_file());
+    }
+
+    #[test]
+    fn a_failed_write_leaves_the_file_and_no_temporary_file() {
+        let dir = tempfile::tempdir().unwrap();
+        // Renaming a file over a non-empty directory fails (even for root): the write fails
+        // after its temporary file was created and written.
+        let target = dir.path().join("settings.json");
+        std::fs::create_dir(&target).unwrap();
+        std::fs::write(target.join("keep"), "x").unwrap();
+        let err = write_atomic(&target, b"{}").unwrap_err().to_string();
+        assert!(err.starts_with(&format!("writing {}: ", target.display())), "{err}");
+        let names: Vec<String> =
+            std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        assert_eq!(names, ["settings.json"]);
+        assert_eq!(std::fs::read_to_string(target.join("keep")).unwrap(), "x");
     }
 
     #[test]
