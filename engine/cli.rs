@@ -87,6 +87,9 @@ pub enum Command {
         /// Also write the Markdown report here.
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Golden sets: write one JSON line per prompt (the hook's search: evidence, labels, relevance) here.
+        #[arg(long)]
+        features: Option<PathBuf>,
     },
     /// Show how files are chunked: line ranges, titles and symbols.
     Chunks {
@@ -335,6 +338,7 @@ struct EvalOutput {
     json: bool,
     out: Option<PathBuf>,
     compare: Option<Vec<String>>,
+    features: Option<PathBuf>,
 }
 
 impl EvalOutput {
@@ -488,10 +492,14 @@ fn eval_golden(
     let mut reports = Vec::new();
     let mut checks = Vec::new();
     let mut hooks = Vec::new();
+    let mut feature_lines = Vec::new();
     for path in golden::discover(&root)? {
         let set = GoldenSet::load(&path)?;
         let mut modes = with_compared_modes(modes.clone(), &opts.compare);
         for m in limits.iter().filter_map(|l| l.get(&set.name)).flat_map(|by_mode| by_mode.keys()) {
+            if m == golden::HOOK {
+                continue;
+            }
             let mode = RunMode::parse(m).expect("checked when read");
             if !modes.contains(&mode) {
                 modes.push(mode);
@@ -500,25 +508,38 @@ fn eval_golden(
         let dir = cache_index_dir("golden", &set.corpus);
         run_index(&dir, &Source::Dir(std::path::absolute(&set.corpus)?), settings, false, true)?;
         let engine = Engine::open(&dir, settings.clone())?;
+        if opts.features.is_some() {
+            feature_lines.extend(golden::features(&engine, &set)?);
+        }
         let report = golden::run(&engine, &set, split, &modes)?;
         let hook = golden::hook_quality(&engine, &set, split)?;
+        let mut lines = vec![format!("{} ({}): {hook}", set.name, split.as_str())];
+        if split == Split::All {
+            for half in [Split::Dev, Split::HeldOut] {
+                lines.push(format!("{} ({}): {}", set.name, half.as_str(), golden::hook_quality(&engine, &set, half)?));
+            }
+        }
         if opts.json {
-            eprintln!("engine: {}: {hook}", set.name);
+            lines.iter().for_each(|l| eprintln!("engine: hook path: {l}"));
         } else {
-            hooks.push(format!("{}: {hook}", set.name));
+            hooks.extend(lines);
         }
         let (right, labelled) = golden::intent_accuracy(&set, split);
         if labelled > 0 && !opts.json {
             eprintln!("engine: {}: expected intent matched for {right} of {labelled} labelled queries", set.name);
         }
         if let (Some(l), Split::All) = (&limits, split) {
-            checks.extend(golden::gate(&set.name, &report, l));
+            checks.extend(golden::gate(&set.name, &report, &hook, l));
         }
         reports.push(report);
     }
+    if let Some(path) = &opts.features {
+        let text: String = feature_lines.iter().map(|v| format!("{v}\n")).collect();
+        std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+    }
     opts.print(&reports)?;
     if !hooks.is_empty() {
-        println!("\n{}", hooks.join("\n"));
+        println!("\nhook path (prompt in, context out):\n{}", hooks.join("\n"));
     }
     if split != Split::All && limits.is_some() {
         eprintln!("engine: thresholds apply to both halves together; not checked for --split {}", split.as_str());
@@ -601,8 +622,8 @@ pub fn run(cli: Cli) -> Result<i32> {
             }
             Ok(0)
         }
-        Command::Eval { beir, golden, thresholds, split, modes, index, run, qrels, compare, json, out } => {
-            let opts = EvalOutput { json, out, compare };
+        Command::Eval { beir, golden, thresholds, split, modes, index, run, qrels, compare, json, out, features } => {
+            let opts = EvalOutput { json, out, compare, features };
             let modes = RunMode::parse_list(&modes)?;
             if let Some(run) = run {
                 let qrels = qrels.expect("clap requires --qrels with --run");

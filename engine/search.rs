@@ -75,6 +75,13 @@ pub struct Hit {
     /// Raw BM25 score, when the lexical leg found the chunk.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bm25: Option<f32>,
+    /// Rank of the chunk in the lexical and in the vector leg, when that leg found it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lexical_rank: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vector_rank: Option<usize>,
+    /// Share of the query's term weight (IDF) that occurs in the chunk's title, path and text.
+    pub coverage: f32,
     pub snippet: String,
     #[serde(skip)]
     pub text: String,
@@ -111,6 +118,30 @@ pub struct Timings {
     pub total: f64,
 }
 
+/// How well the index as a whole answers the query, beyond each hit's own score: the inputs of
+/// the decision to say nothing.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Evidence {
+    /// Raw cosine of the best and second-best hits, when the query was embedded.
+    pub top_cosine: Option<f32>,
+    pub second_cosine: Option<f32>,
+    /// Best raw BM25 score among the results.
+    pub top_bm25: Option<f32>,
+    /// Share of the query's term weight (IDF) that occurs in the best hits' text.
+    pub coverage: f32,
+    /// Share of the query's term weight carried by terms no chunk of the index contains.
+    pub unseen: f32,
+    /// Whether the best hit is in the top 10 of both the lexical and the vector leg.
+    pub agreement: bool,
+    /// Distinct analyzed terms of the query.
+    pub terms: usize,
+}
+
+/// Hits whose text counts for [`Evidence::coverage`].
+const COVERAGE_HITS: usize = 3;
+/// Rank within a leg that counts as the leg agreeing on a hit.
+const AGREEMENT_RANK: usize = 10;
+
 /// The answer to one query.
 #[derive(Debug, Clone, Serialize)]
 pub struct SearchResponse {
@@ -125,6 +156,7 @@ pub struct SearchResponse {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rerank: Option<RerankReport>,
     pub results: Vec<Hit>,
+    pub evidence: Evidence,
     pub timings_ms: Timings,
 }
 
@@ -349,6 +381,8 @@ impl Engine {
         let mut legs = Vec::new();
         let mut addresses: HashMap<u64, DocAddress> = HashMap::new();
         let bm25_scores: HashMap<u64, f32> = lexical.iter().flatten().map(|(h, _)| (h.key, h.score)).collect();
+        let lexical_top: Vec<u64> = lexical.iter().flatten().take(AGREEMENT_RANK).map(|(h, _)| h.key).collect();
+        let vector_top: Vec<u64> = vector.iter().flatten().take(AGREEMENT_RANK).map(|h| h.key).collect();
         for (leg, hits) in [(Leg::Lexical, lexical), (Leg::Symbol, symbol)] {
             if let Some(hits) = hits {
                 legs.push((leg, hits.iter().map(|(h, _)| *h).collect::<Vec<_>>()));
@@ -389,6 +423,8 @@ impl Engine {
             }
             hit.score = f.score;
             hit.bm25 = bm25_scores.get(&f.key).copied();
+            let rank_in = |leg: Leg| f.legs.iter().find(|c| c.leg == leg).map(|c| c.rank);
+            (hit.lexical_rank, hit.vector_rank) = (rank_in(Leg::Lexical), rank_in(Leg::Vector));
             hit.cosine = query_vector.as_ref().and_then(|q| {
                 let v = self.vectors().ok()?;
                 v.rows.get(&f.key).map(|r| dot(q, v.store.row(*r)))
@@ -425,6 +461,7 @@ impl Engine {
             })
             .collect();
         tier::label(&mut results, &self.settings.tier);
+        let evidence = self.evidence(&searcher, query, &mut results, &lexical_top, &vector_top);
         timings.total = ms(started);
         Ok(SearchResponse {
             query: query.to_string(),
@@ -434,8 +471,72 @@ impl Engine {
             degraded_reason,
             rerank,
             results,
+            evidence,
             timings_ms: timings,
         })
+    }
+
+    /// The query-level evidence of a ranked result list; sets each hit's coverage.
+    fn evidence(
+        &self,
+        searcher: &Searcher,
+        query: &str,
+        results: &mut [Hit],
+        lexical: &[u64],
+        vector: &[u64],
+    ) -> Evidence {
+        let mut terms = bm25::terms(query);
+        terms.sort();
+        terms.dedup();
+        let docs = searcher.num_docs().max(1) as f32;
+        let f = &self.fields;
+        let idf = |t: &str| {
+            let df = [f.body, f.title, f.path, f.symbols]
+                .iter()
+                .map(|&field| searcher.doc_freq(&Term::from_field_text(field, t)).unwrap_or(0))
+                .max()
+                .unwrap_or(0);
+            (df, (1.0 + (docs - df as f32 + 0.5) / (df as f32 + 0.5)).ln())
+        };
+        let weights: Vec<(&String, u64, f32)> = terms
+            .iter()
+            .map(|t| {
+                let (df, w) = idf(t);
+                (t, df, w)
+            })
+            .collect();
+        let total: f32 = weights.iter().map(|w| w.2).sum();
+        let share = |keep: &dyn Fn(&(&String, u64, f32)) -> bool| {
+            if total > 0.0 {
+                weights.iter().filter(|w| keep(w)).map(|w| w.2).sum::<f32>() / total
+            } else {
+                0.0
+            }
+        };
+        let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
+        for (i, h) in results.iter_mut().enumerate() {
+            let words: std::collections::HashSet<String> =
+                bm25::terms(&format!("{}\n{}\n{}", h.title, h.path, h.text)).into_iter().collect();
+            h.coverage = share(&|w| words.contains(w.0.as_str()));
+            if i < COVERAGE_HITS {
+                seen.extend(words);
+            }
+        }
+        let key = |h: &Hit| h.id.rsplit_once('#').and_then(|(_, v)| v.parse::<u64>().ok());
+        let best = results.first().and_then(key);
+        Evidence {
+            top_cosine: results.iter().filter_map(|h| h.cosine).reduce(f32::max),
+            second_cosine: {
+                let mut c: Vec<f32> = results.iter().filter_map(|h| h.cosine).collect();
+                c.sort_by(|a, b| b.total_cmp(a));
+                c.get(1).copied()
+            },
+            top_bm25: results.iter().filter_map(|h| h.bm25).reduce(f32::max),
+            coverage: share(&|w| seen.contains(w.0.as_str())),
+            unseen: share(&|w| w.1 == 0),
+            agreement: best.is_some_and(|b| lexical.contains(&b) && vector.contains(&b)),
+            terms: terms.len(),
+        }
     }
 
     /// Reranks the top `[rerank] top_k` hits in place (scores blended, order re-sorted), within
@@ -612,6 +713,9 @@ impl Engine {
             confidence: Confidence::Low,
             cosine: None,
             bm25: None,
+            lexical_rank: None,
+            vector_rank: None,
+            coverage: 0.0,
             snippet: String::new(),
             text: text(f.body),
             kind: text(f.kind),

@@ -8,5 +8,7 @@ scripts/make-test-reranker.sh
 cargo fmt --check
 cargo clippy --release --all-targets -- -D warnings
 cargo test --release
-# The golden-set gate: exits 5 naming each metric under golden/thresholds.toml.
+# The golden-set gate: exits 5 naming each metric under golden/thresholds.toml. The real-project
+# sets need their corpora (pinned source distributions, sha256-checked, cached after the first run).
+scripts/fetch-corpora.sh
 cargo run --release --quiet -- eval --golden golden

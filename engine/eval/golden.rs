@@ -53,6 +53,18 @@ pub enum ExpectedTier {
     None,
 }
 
+/// What a prompt is, for the hook's figures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum QueryKind {
+    /// Something in the corpus answers it.
+    Answerable,
+    /// A question about the project that nothing in the corpus answers: no context is right.
+    NoAnswer,
+    /// Not a question about the project (an instruction, an acknowledgement): no context is right.
+    Chatter,
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct SetFile {
@@ -60,6 +72,8 @@ struct SetFile {
     #[serde(default)]
     description: String,
     corpus: Option<String>,
+    /// A corpus fetched by `scripts/fetch-corpora.sh` (a table of `golden/corpora.toml`).
+    corpus_ref: Option<String>,
     #[serde(default, rename = "query")]
     queries: Vec<QueryFile>,
 }
@@ -73,6 +87,7 @@ struct QueryFile {
     held_out: bool,
     intent: Option<Intent>,
     tier: Option<ExpectedTier>,
+    kind: Option<QueryKind>,
     #[serde(default)]
     relevant: BTreeMap<String, i32>,
 }
@@ -85,6 +100,7 @@ pub struct GoldenQuery {
     pub held_out: bool,
     pub intent: Option<Intent>,
     pub tier: Option<ExpectedTier>,
+    pub kind: QueryKind,
     /// Judged key → grade (0 = judged not relevant). Empty: nothing in the corpus answers it.
     pub relevant: HashMap<String, i32>,
 }
@@ -113,7 +129,23 @@ impl GoldenSet {
         let name = parsed.name.unwrap_or_else(|| {
             dir.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_else(|| "golden".into())
         });
-        let corpus = dir.join(parsed.corpus.as_deref().unwrap_or("corpus"));
+        let corpus = match (&parsed.corpus, &parsed.corpus_ref) {
+            (Some(_), Some(_)) => return Err(invalid(&file, "give corpus or corpus_ref, not both".into())),
+            (_, Some(name)) => {
+                let fetched = corpora_dir().join(name);
+                if !fetched.is_dir() {
+                    return Err(invalid(
+                        &file,
+                        format!(
+                            "corpus {name:?} is not fetched (no {}); run scripts/fetch-corpora.sh",
+                            fetched.display()
+                        ),
+                    ));
+                }
+                fetched
+            }
+            (corpus, None) => dir.join(corpus.as_deref().unwrap_or("corpus")),
+        };
         if !corpus.is_dir() {
             return Err(invalid(&file, format!("corpus directory {} does not exist", corpus.display())));
         }
@@ -142,12 +174,25 @@ impl GoldenSet {
                     return Err(invalid(&file, format!("{at}: judged document {path:?} is not in the corpus")));
                 }
             }
+            let answerable = q.relevant.values().any(|g| *g > 0);
+            let kind = match q.kind {
+                Some(QueryKind::Answerable) | None if answerable => QueryKind::Answerable,
+                None => QueryKind::NoAnswer,
+                Some(k) if (k == QueryKind::Answerable) != answerable => {
+                    return Err(invalid(
+                        &file,
+                        format!("{at}: kind {k:?} does not fit its judgments (answerable needs a relevant document, other kinds none)"),
+                    ))
+                }
+                Some(k) => k,
+            };
             queries.push(GoldenQuery {
                 id: q.id,
                 text: q.text,
                 held_out: q.held_out,
                 intent: q.intent,
                 tier: q.tier,
+                kind,
                 relevant: q.relevant.into_iter().collect(),
             });
         }
@@ -167,6 +212,20 @@ impl GoldenSet {
     pub fn qrels(&self) -> Qrels {
         self.queries.iter().map(|q| (q.id.clone(), q.relevant.clone())).collect()
     }
+}
+
+/// Where `scripts/fetch-corpora.sh` unpacks the real-project corpora: `ENGINE_CORPORA_DIR`, else
+/// `$XDG_CACHE_HOME/engine/corpora`, else `~/.cache/engine/corpora` (the script's own rule).
+pub fn corpora_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("ENGINE_CORPORA_DIR") {
+        return PathBuf::from(d);
+    }
+    std::env::var_os("XDG_CACHE_HOME")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .unwrap_or_else(std::env::temp_dir)
+        .join("engine/corpora")
 }
 
 /// Every set under `dir` (`dir/*/set.toml`), by name; `dir` may also be one set.
@@ -249,31 +308,66 @@ pub fn run(engine: &crate::Engine, set: &GoldenSet, split: Split, modes: &[super
 /// and its daemon run.
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct HookQuality {
-    /// Prompts with a relevant document, and how many of them got context naming one.
+    /// Prompts with a relevant document, and how many of them got context naming one of their
+    /// best-graded documents.
     pub answerable: usize,
     pub answered: usize,
-    /// Prompts with no relevant document, and how many of them correctly got no context.
-    pub unanswerable: usize,
-    pub kept_quiet: usize,
-    /// Mean size of the context blocks given (model tokens), and how many were given.
+    /// Questions nothing in the corpus answers, and how many of them correctly got no context.
+    pub no_answer: usize,
+    pub quiet_no_answer: usize,
+    /// Prompts that are not questions about the project, and how many correctly got no context.
+    pub chatter: usize,
+    pub quiet_chatter: usize,
+    /// Hits shown as "high" over all prompts, and how many of them are relevant.
+    pub high: usize,
+    pub high_relevant: usize,
+    /// Mean size of the context given to answerable prompts (characters, model tokens).
+    pub mean_chars: f64,
     pub mean_tokens: f64,
-    pub with_context: usize,
 }
+
+fn share(a: usize, b: usize) -> Option<f64> {
+    (b > 0).then(|| a as f64 / b as f64)
+}
+
+impl HookQuality {
+    /// The figures thresholds can name (`[set.hook]`), when there was something to measure.
+    pub fn metric(&self, name: &str) -> Option<f64> {
+        match name {
+            "answered" => share(self.answered, self.answerable),
+            "silent_no_answer" => share(self.quiet_no_answer, self.no_answer),
+            "silent_chatter" => share(self.quiet_chatter, self.chatter),
+            "high_precision" => share(self.high_relevant, self.high),
+            "context_chars" => Some(self.mean_chars),
+            _ => None,
+        }
+    }
+}
+
+/// Names of [`HookQuality::metric`]; `context_chars` is a ceiling, the others floors.
+pub const HOOK_METRICS: [&str; 5] =
+    ["answered", "silent_no_answer", "silent_chatter", "high_precision", "context_chars"];
 
 impl std::fmt::Display for HookQuality {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let pct = |a: usize, b: usize| if b == 0 { 0.0 } else { a as f64 * 100.0 / b as f64 };
+        let pct = |a: usize, b: usize| share(a, b).map_or("-".to_string(), |v| format!("{:.0}%", v * 100.0));
         write!(
             f,
-            "hook path: {} of {} prompts with an answer got context naming a relevant document ({:.0}%); {} of {} without one got none ({:.0}%); mean context {:.0} tokens over {} prompts with context",
+            "answered {}/{} ({}), silent on no-answer {}/{} ({}), silent on chatter {}/{} ({}), high relevant {}/{} ({}), mean context {:.0} chars / {:.0} tokens",
             self.answered,
             self.answerable,
             pct(self.answered, self.answerable),
-            self.kept_quiet,
-            self.unanswerable,
-            pct(self.kept_quiet, self.unanswerable),
+            self.quiet_no_answer,
+            self.no_answer,
+            pct(self.quiet_no_answer, self.no_answer),
+            self.quiet_chatter,
+            self.chatter,
+            pct(self.quiet_chatter, self.chatter),
+            self.high_relevant,
+            self.high,
+            pct(self.high_relevant, self.high),
+            self.mean_chars,
             self.mean_tokens,
-            self.with_context
         )
     }
 }
@@ -282,33 +376,84 @@ impl std::fmt::Display for HookQuality {
 pub fn hook_quality(engine: &crate::Engine, set: &GoldenSet, split: Split) -> Result<HookQuality> {
     let config = &engine.settings.hook;
     let mut q = HookQuality::default();
-    let mut tokens = 0usize;
+    let (mut chars, mut tokens, mut given) = (0usize, 0usize, 0usize);
     for query in set.queries(split) {
         let block = match crate::hook::gate(&query.text, config) {
             crate::hook::Gate::Search(text) => crate::hook::prompt_context(engine, &text)?,
             _ => None,
         };
-        let relevant: Vec<&str> = query
-            .relevant
-            .iter()
-            .filter(|(_, g)| **g > 0)
-            .map(|(k, _)| k.split_once('#').map_or(k.as_str(), |(p, _)| p))
-            .collect();
-        if let Some(b) = &block {
-            q.with_context += 1;
-            tokens += engine.count_tokens(&b.text);
+        let path_of = |k: &String| k.split_once('#').map_or(k.clone(), |(p, _)| p.to_string());
+        let relevant: HashSet<String> =
+            query.relevant.iter().filter(|(_, g)| **g > 0).map(|(k, _)| path_of(k)).collect();
+        let top = query.relevant.values().copied().max().unwrap_or(0);
+        let best: HashSet<String> =
+            query.relevant.iter().filter(|(_, g)| **g == top).map(|(k, _)| path_of(k)).collect();
+        for shown in block.iter().flat_map(|b| &b.shown).filter(|s| s.confidence == crate::tier::Confidence::High) {
+            q.high += 1;
+            q.high_relevant += usize::from(relevant.contains(&shown.path));
         }
-        if relevant.is_empty() {
-            q.unanswerable += 1;
-            q.kept_quiet += usize::from(block.is_none());
-        } else {
-            q.answerable += 1;
-            q.answered +=
-                usize::from(block.is_some_and(|b| b.shown.iter().any(|s| relevant.contains(&s.path.as_str()))));
+        let quiet = block.is_none();
+        match query.kind {
+            QueryKind::Answerable => {
+                q.answerable += 1;
+                if let Some(b) = &block {
+                    q.answered += usize::from(b.shown.iter().any(|s| best.contains(&s.path)));
+                    chars += b.text.chars().count();
+                    tokens += engine.count_tokens(&b.text);
+                    given += 1;
+                }
+            }
+            QueryKind::NoAnswer => {
+                q.no_answer += 1;
+                q.quiet_no_answer += usize::from(quiet);
+            }
+            QueryKind::Chatter => {
+                q.chatter += 1;
+                q.quiet_chatter += usize::from(quiet);
+            }
         }
     }
-    q.mean_tokens = if q.with_context == 0 { 0.0 } else { tokens as f64 / q.with_context as f64 };
+    if given > 0 {
+        q.mean_chars = chars as f64 / given as f64;
+        q.mean_tokens = tokens as f64 / given as f64;
+    }
     Ok(q)
+}
+
+/// One JSON line per prompt of a set, for fitting and inspecting the hook's decisions: the
+/// prompt's kind and half, what the gate did, the query-level evidence, and per hit its label,
+/// scores and whether it is relevant.
+pub fn features(engine: &crate::Engine, set: &GoldenSet) -> Result<Vec<serde_json::Value>> {
+    let config = &engine.settings.hook;
+    let mut out = Vec::new();
+    for query in &set.queries {
+        let gated = crate::hook::gate(&query.text, config);
+        let resp = match &gated {
+            crate::hook::Gate::Search(text) => {
+                Some(engine.search(&crate::SearchRequest::new(text.as_str(), config.k, crate::config::Mode::Hybrid))?)
+            }
+            _ => None,
+        };
+        let hits: Vec<serde_json::Value> = resp
+            .iter()
+            .flat_map(|r| &r.results)
+            .map(|h| {
+                let grade = query.relevant.iter().filter(|(k, _)| matches(k, h)).map(|(_, g)| *g).max().unwrap_or(0);
+                serde_json::json!({
+                    "path": h.path, "score": h.score, "cosine": h.cosine, "bm25": h.bm25,
+                    "confidence": h.confidence, "kind": h.kind, "grade": grade, "coverage": h.coverage,
+                    "lexical_rank": h.lexical_rank, "vector_rank": h.vector_rank,
+                })
+            })
+            .collect();
+        out.push(serde_json::json!({
+            "set": set.name, "id": query.id, "text": query.text, "kind": query.kind,
+            "held_out": query.held_out, "searched": resp.is_some(),
+            "intent": resp.as_ref().map(|r| &r.intent), "evidence": resp.as_ref().map(|r| &r.evidence),
+            "hits": hits,
+        }));
+    }
+    Ok(out)
 }
 
 /// How many queries with an expected intent the classifier gets right: (right, labelled).
@@ -318,7 +463,11 @@ pub fn intent_accuracy(set: &GoldenSet, split: Split) -> (usize, usize) {
     (right, labelled.len())
 }
 
-/// Minimum metric values per set and mode: `[set.mode] "ndcg@10" = 0.8`.
+/// The thresholds table of the hook's figures: `[set.hook] answered = 0.9`.
+pub const HOOK: &str = "hook";
+
+/// Minimum metric values per set and mode: `[set.mode] "ndcg@10" = 0.8`; `[set.hook]` holds the
+/// hook's figures ([`HOOK_METRICS`]).
 pub type Thresholds = BTreeMap<String, BTreeMap<String, BTreeMap<String, f64>>>;
 
 /// The metric names a threshold may use (the JSON report's names).
@@ -330,6 +479,20 @@ pub fn read_thresholds(path: &Path) -> Result<Thresholds> {
     let t: Thresholds = toml::from_str(&text).map_err(|e| invalid(path, e.to_string().trim().to_string()))?;
     for (set, modes) in &t {
         for (mode, metrics) in modes {
+            if mode == HOOK {
+                for (m, v) in metrics {
+                    if !HOOK_METRICS.contains(&m.as_str()) {
+                        return Err(invalid(
+                            path,
+                            format!("[{set}.hook]: unknown metric {m:?} (one of {})", HOOK_METRICS.join(", ")),
+                        ));
+                    }
+                    if !v.is_finite() || *v < 0.0 || (m != "context_chars" && *v > 1.0) {
+                        return Err(invalid(path, format!("[{set}.hook] {m} = {v}: out of range")));
+                    }
+                }
+                continue;
+            }
             if super::RunMode::parse(mode).is_none() {
                 return Err(invalid(
                     path,
@@ -378,8 +541,13 @@ pub struct GateCheck {
 }
 
 impl GateCheck {
+    /// Whether the threshold is a ceiling (context size) rather than a floor.
+    fn ceiling(&self) -> bool {
+        self.mode == HOOK && self.metric == "context_chars"
+    }
+
     pub fn passed(&self) -> bool {
-        self.value.is_some_and(|v| v + 1e-9 >= self.threshold)
+        self.value.is_some_and(|v| if self.ceiling() { v <= self.threshold + 1e-9 } else { v + 1e-9 >= self.threshold })
     }
 }
 
@@ -387,8 +555,18 @@ impl std::fmt::Display for GateCheck {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.value {
             Some(v) if self.passed() => {
-                write!(f, "ok   {} {} {} = {v:.3} >= {:.3}", self.set, self.mode, self.metric, self.threshold)
+                let op = if self.ceiling() { "<=" } else { ">=" };
+                write!(f, "ok   {} {} {} = {v:.3} {op} {:.3}", self.set, self.mode, self.metric, self.threshold)
             }
+            Some(v) if self.ceiling() => write!(
+                f,
+                "FAIL {} {} {} = {v:.3} > {:.3} (over by {:.3})",
+                self.set,
+                self.mode,
+                self.metric,
+                self.threshold,
+                v - self.threshold
+            ),
             Some(v) => write!(
                 f,
                 "FAIL {} {} {} = {v:.3} < {:.3} (short by {:.3})",
@@ -398,24 +576,22 @@ impl std::fmt::Display for GateCheck {
                 self.threshold,
                 self.threshold - v
             ),
+            None if self.mode == HOOK => {
+                write!(f, "FAIL {} hook {}: the set has no prompts to measure it on", self.set, self.metric)
+            }
             None => write!(f, "FAIL {} {} {}: mode was not run", self.set, self.mode, self.metric),
         }
     }
 }
 
-/// Checks a set's report against its thresholds.
-pub fn gate(set: &str, report: &Report, thresholds: &Thresholds) -> Vec<GateCheck> {
+/// Checks a set's report and hook figures against its thresholds.
+pub fn gate(set: &str, report: &Report, hook: &HookQuality, thresholds: &Thresholds) -> Vec<GateCheck> {
     let mut out = Vec::new();
     for (mode, metrics) in thresholds.get(set).into_iter().flatten() {
         let run = report.runs.iter().find(|r| r.mode == *mode);
         for (m, t) in metrics {
-            out.push(GateCheck {
-                set: set.to_string(),
-                mode: mode.clone(),
-                metric: m.clone(),
-                threshold: *t,
-                value: run.and_then(|r| metric(&r.metrics, m)),
-            });
+            let value = if mode == HOOK { hook.metric(m) } else { run.and_then(|r| metric(&r.metrics, m)) };
+            out.push(GateCheck { set: set.to_string(), mode: mode.clone(), metric: m.clone(), threshold: *t, value });
         }
     }
     out
@@ -500,8 +676,12 @@ mod tests {
     fn thresholds_are_checked_and_shortfalls_reported() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join(THRESHOLDS_FILE);
-        std::fs::write(&p, "[memory.hybrid]\n\"ndcg@10\" = 0.8\n\"mrr@10\" = 0.5\n[memory.vector]\n\"map\" = 0.1\n")
-            .unwrap();
+        std::fs::write(
+            &p,
+            "[memory.hybrid]\n\"ndcg@10\" = 0.8\n\"mrr@10\" = 0.5\n[memory.vector]\n\"map\" = 0.1\n\
+             [memory.hook]\nanswered = 0.9\nsilent_chatter = 0.95\ncontext_chars = 1500\n",
+        )
+        .unwrap();
         let t = read_thresholds(&p).unwrap();
         let run = super::super::run_report(
             "hybrid",
@@ -510,14 +690,20 @@ mod tests {
             &Default::default(),
         );
         let report = Report { dataset: "memory".into(), split: "all".into(), queries: 1, runs: vec![run] };
-        let checks = gate("memory", &report, &t);
+        let hook = HookQuality { answerable: 10, answered: 9, mean_chars: 1600.0, ..Default::default() };
+        let checks = gate("memory", &report, &hook, &t);
         let text: Vec<String> = checks.iter().map(|c| c.to_string()).collect();
         assert!(text.iter().any(|l| l.starts_with("FAIL memory hybrid ndcg@10 = 0.750 < 0.800 (short by 0.050)")));
+        assert!(text.iter().any(|l| l.starts_with("ok   memory hook answered = 0.900 >= 0.900")), "{text:?}");
+        assert!(text.iter().any(|l| l.starts_with("FAIL memory hook context_chars = 1600.000 > 1500.000")), "{text:?}");
+        assert!(text.iter().any(|l| l.starts_with("FAIL memory hook silent_chatter: the set has no prompts")), "{text:?}");
         assert!(text.iter().any(|l| l.starts_with("ok   memory hybrid mrr@10")));
         assert!(text.iter().any(|l| l.contains("vector map: mode was not run")));
         std::fs::write(&p, "[memory.hybrid]\n\"ndcg@11\" = 0.8\n").unwrap();
         assert!(read_thresholds(&p).unwrap_err().to_string().contains("ndcg@11"));
         std::fs::write(&p, "[memory.fancy]\n\"map\" = 0.8\n").unwrap();
         assert!(read_thresholds(&p).unwrap_err().to_string().contains("fancy"));
+        std::fs::write(&p, "[memory.hook]\nsilence = 0.8\n").unwrap();
+        assert!(read_thresholds(&p).unwrap_err().to_string().contains("silence"));
     }
 }

@@ -77,9 +77,54 @@ impl Lang {
     }
 }
 
-/// Text-like extensions indexed as plain text.
+/// Text-like extensions indexed as plain text. Files of any other unknown type are indexed as
+/// plain text too when their content is text (see [`plain_text`]).
 const TEXT_EXTENSIONS: &[&str] =
     &["txt", "rst", "adoc", "org", "toml", "yaml", "yml", "ini", "cfg", "sh", "sql", "html", "css"];
+
+/// Files written by tools, not people: lockfiles, source maps, minified bundles, vector images.
+/// Their text only adds noise to a search.
+const GENERATED_NAMES: &[&str] = &[
+    "cargo.lock",
+    "package-lock.json",
+    "npm-shrinkwrap.json",
+    "yarn.lock",
+    "pnpm-lock.yaml",
+    "poetry.lock",
+    "pipfile.lock",
+    "composer.lock",
+    "gemfile.lock",
+    "go.sum",
+];
+const GENERATED_SUFFIXES: &[&str] = &[".min.js", ".min.css", ".map", ".svg", ".lock"];
+/// Markers tools put at the top of files they generate.
+const GENERATED_MARKERS: &[&str] = &["@generated", "DO NOT EDIT"];
+
+/// A file of an unknown type longer than this with lines this long on average is minified or data.
+const MINIFIED_MEAN_LINE: usize = 300;
+/// Any line longer than this marks a file of an unknown type as minified or data.
+const MINIFIED_MAX_LINE: usize = 5_000;
+
+/// Whether a file's name says a tool wrote it.
+fn generated_name(rel: &str) -> bool {
+    let lower = rel.to_ascii_lowercase();
+    let name = lower.rsplit('/').next().unwrap_or(&lower);
+    GENERATED_NAMES.contains(&name) || GENERATED_SUFFIXES.iter().any(|s| name.ends_with(s))
+}
+
+/// Whether the content of a file of an unknown type is text a person wrote: not minified, not
+/// one long line of data, not marked as generated near its top.
+fn plain_text(text: &str) -> bool {
+    let head: String = text.chars().take(2048).collect();
+    if GENERATED_MARKERS.iter().any(|m| head.contains(m)) {
+        return false;
+    }
+    let lines = text.lines().count().max(1);
+    let longest = text.lines().map(str::len).max().unwrap_or(0);
+    !text.trim().is_empty()
+        && longest <= MINIFIED_MAX_LINE
+        && (text.len() < 1024 || text.len() / lines <= MINIFIED_MEAN_LINE)
+}
 
 /// One document to index.
 #[derive(Debug, Clone)]
@@ -101,9 +146,10 @@ impl Document {
         Document { id: path.to_string(), path: path.to_string(), kind, lang, title: None, text, is_file: true }
     }
 
-    /// A file's document, typed by its name; `None` for types the engine does not index.
+    /// A file's document, typed by its name and content; `None` for files the engine does not
+    /// index (generated, minified, not text).
     pub fn from_path(path: &str, text: String) -> Option<Document> {
-        classify(path).map(|(kind, lang)| Document::new(path, kind, lang, text))
+        kind_of(path, &text).map(|(kind, lang)| Document::new(path, kind, lang, text))
     }
 
     /// The last path component.
@@ -184,6 +230,22 @@ fn classify(rel: &str) -> Option<(Kind, Option<Lang>)> {
     None
 }
 
+/// What a file is, from its name and content; `None` for a file the engine does not index.
+fn kind_of(rel: &str, text: &str) -> Option<(Kind, Option<Lang>)> {
+    if generated_name(rel) {
+        return None;
+    }
+    match classify(rel) {
+        // JSON that is not memory records (package.json, tsconfig.json…) is text.
+        Some((Kind::Memory, _)) if crate::chunk::memory::parse(text).is_none() => {
+            plain_text(text).then_some((Kind::Text, None))
+        }
+        Some(known) => Some(known),
+        // Every other text file: man pages, shell completions, Makefiles…
+        None => plain_text(text).then_some((Kind::Text, None)),
+    }
+}
+
 /// Walks `root` and reads every indexable file.
 pub fn scan_dir(root: &Path, config: &IndexConfig, index_dir: Option<&Path>) -> Result<Scan> {
     if !root.is_dir() {
@@ -231,21 +293,20 @@ pub fn scan_dir(root: &Path, config: &IndexConfig, index_dir: Option<&Path>) -> 
                 scan.skipped += 1;
                 continue;
             }
-            let Some((kind, lang)) = classify(&rel) else {
+            if generated_name(&rel) {
                 scan.skipped += 1;
                 continue;
-            };
+            }
+            let known = classify(&rel);
             // Secrets never enter the index: redacted here, on the whole document, before any
             // chunk boundary could split one into pieces no pattern recognises.
             match read_text(path, config.max_file_size).map(crate::secrets::redact_owned) {
-                Ok(text) => {
-                    if kind == Kind::Memory && crate::chunk::memory::parse(&text).is_none() {
-                        // JSON that is not memory records (package.json, tokenizer files…).
-                        scan.skipped += 1;
-                        continue;
-                    }
-                    scan.documents.push(Document::new(&rel, kind, lang, text));
-                }
+                Ok(text) => match kind_of(&rel, &text) {
+                    Some((kind, lang)) => scan.documents.push(Document::new(&rel, kind, lang, text)),
+                    None => scan.skipped += 1,
+                },
+                // An unknown type that is not text (an image, an archive) is expected: no warning.
+                Err(_) if known.is_none() => scan.skipped += 1,
                 Err(why) => {
                     scan.skipped += 1;
                     scan.warnings.push(format!("skipped {rel}: {why}"));
@@ -346,7 +407,8 @@ mod tests {
         let config = IndexConfig { max_file_size: 1000, ..IndexConfig::default() };
         let scan = scan_dir(root, &config, None).unwrap();
         let ids: Vec<&str> = scan.documents.iter().map(|d| d.id.as_str()).collect();
-        assert_eq!(ids, [".claude/memory/m.json", "a.md", "b.rs"]);
+        assert_eq!(ids, [".claude/memory/m.json", "a.md", "b.rs", "package.json"]);
+        assert_eq!(scan.documents[3].kind, Kind::Text, "JSON that is not memory records is text");
         assert_eq!(scan.documents[0].kind, Kind::Memory);
         assert_eq!(scan.documents[2].lang, Some(Lang::Rust));
         let w = scan.warnings.join("\n");
@@ -372,6 +434,37 @@ mod tests {
         assert!(all.contains("the key:\n\n[redacted]\n\nafter"), "{all}");
         let memory = scan.documents.iter().find(|d| d.id == "m.json").unwrap();
         assert_eq!(memory.kind, Kind::Memory, "the record is still a record");
+    }
+
+    #[test]
+    fn every_text_file_is_indexed_and_generated_ones_are_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let write = |name: &str, text: &[u8]| {
+            let p = root.join(name);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        };
+        write("doc/rg.1", b".TH RG 1\n.SH NAME\nrg \\- recursively search\n");
+        write("complete/_rg", b"#compdef rg\n_rg() { _arguments '--hidden[search hidden files]' }\n");
+        write("Makefile", b"test:\n\tcargo test\n");
+        write("Dockerfile", b"FROM debian:12\nRUN apt-get update\n");
+        write("notes.weird-ext", b"plain words a person wrote\n");
+        write("Cargo.lock", b"[[package]]\nname = \"x\"\n");
+        write("web/app.min.js", b"var a=1;");
+        write("gen/api.txt.in", b"// Code generated by a tool. DO NOT EDIT.\nfn x() {}\n");
+        write("data/blob.dat", &[0u8, 159, 146, 150]);
+        write("data/one-line.csv", format!("{}\n", "1,2,3,".repeat(2000)).as_bytes());
+        write("logo.png", &[137, 80, 78, 71, 0, 0]);
+        let scan = scan_dir(root, &IndexConfig::default(), None).unwrap();
+        let ids: Vec<&str> = scan.documents.iter().map(|d| d.id.as_str()).collect();
+        assert_eq!(ids, ["Dockerfile", "Makefile", "complete/_rg", "doc/rg.1", "notes.weird-ext"]);
+        assert!(scan.documents.iter().all(|d| d.kind == Kind::Text));
+        assert!(scan.warnings.is_empty(), "binary files of unknown types are expected: {:?}", scan.warnings);
+        // [index] exclude still wins.
+        let config = IndexConfig { exclude: vec!["doc/**".into()], ..IndexConfig::default() };
+        let scan = scan_dir(root, &config, None).unwrap();
+        assert!(!scan.documents.iter().any(|d| d.id == "doc/rg.1"));
     }
 
     #[test]
