@@ -22,7 +22,7 @@ use std::time::Instant;
 use tantivy::collector::TopDocs;
 use tantivy::query::TermQuery;
 use tantivy::schema::{IndexRecordOption, Value};
-use tantivy::{DocAddress, Index, IndexReader, Searcher, TantivyDocument, Term};
+use tantivy::{DocAddress, IndexReader, Searcher, TantivyDocument, Term};
 
 /// One query.
 #[derive(Debug, Clone)]
@@ -267,9 +267,7 @@ impl Engine {
         let meta = store::read_meta(&generation_dir)?;
         let use_graph = meta.graph;
         meta.check_compatible(dir, embedder.as_ref().map(|e| e.id()))?;
-        let index = Index::open_in_dir(generation_dir.join(store::TANTIVY_DIR))?;
-        bm25::register(&index);
-        let reader = index.reader()?;
+        let (_, reader) = bm25::open_reader(&generation_dir)?;
         let (_, fields) = bm25::schema();
         Ok(Engine {
             dir: dir.to_path_buf(),
