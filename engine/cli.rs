@@ -213,7 +213,11 @@ fn settings_from(config: &Option<PathBuf>, flags: SettingsLayer) -> Result<crate
     for w in warnings {
         eprintln!("engine: {}", crate::error::one_line(&w));
     }
-    Ok(file.overwrite(flags).resolve()?)
+    // Flags are range-checked by clap, so a value out of range comes from the file: name it.
+    file.overwrite(flags).resolve().map_err(|e| match e {
+        crate::Error::Config(m) => crate::Error::Config(format!("{}: {m}", path.display())).into(),
+        e => e.into(),
+    })
 }
 
 /// The nearest `.engine/` at or above `start`.
