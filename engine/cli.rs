@@ -1,7 +1,7 @@
 //! Command-line definitions and dispatch. `run` is one `match` on the command; each arm builds
 //! settings from the flags layer and calls the library.
 
-use crate::config::{EmbedLayer, Mode, RerankLayer, RerankMode, SearchLayer, Settings, SettingsLayer};
+use crate::config::{bounds, EmbedLayer, Mode, RerankLayer, RerankMode, SearchLayer, Settings, SettingsLayer};
 use crate::embed::{dot, Embedder, OnnxEmbedder};
 use crate::eval::RunMode;
 use crate::index::{self, BuildOptions};
@@ -11,6 +11,7 @@ use crate::search::{Engine, SearchRequest, SearchResponse};
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use std::io::IsTerminal;
+use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Parser)]
@@ -105,7 +106,7 @@ pub enum Command {
         #[arg(long)]
         index: Option<PathBuf>,
         /// Number of results.
-        #[arg(short = 'k', long = "k")]
+        #[arg(short = 'k', long = "k", value_parser = usize_in(bounds::K))]
         k: Option<usize>,
         #[arg(long, value_enum)]
         mode: Option<Mode>,
@@ -137,7 +138,7 @@ pub enum Command {
         #[arg(long)]
         index: Option<PathBuf>,
         /// Exit after this many seconds without a request (default: [hook] idle_timeout_s).
-        #[arg(long)]
+        #[arg(long, value_parser = clap::value_parser!(u64).range(bounds::IDLE_TIMEOUT_S))]
         idle_timeout: Option<u64>,
     },
     /// Check configuration.
@@ -151,9 +152,14 @@ pub enum Command {
         #[arg(required = true)]
         texts: Vec<String>,
         /// Texts per ONNX run.
-        #[arg(long)]
+        #[arg(long, value_parser = usize_in(bounds::BATCH))]
         batch_size: Option<usize>,
     },
+}
+
+/// A flag's parser holding it to the same bounds as the setting it overrides.
+fn usize_in(range: RangeInclusive<usize>) -> clap::builder::RangedU64ValueParser<usize> {
+    clap::builder::RangedU64ValueParser::new().range(*range.start() as u64..=*range.end() as u64)
 }
 
 /// `engine search` output formats.
@@ -208,9 +214,13 @@ fn settings_from(config: &Option<PathBuf>, flags: SettingsLayer) -> Result<crate
     let path = config.clone().unwrap_or_else(|| PathBuf::from("engine.toml"));
     let (file, warnings) = SettingsLayer::from_file(&path)?;
     for w in warnings {
-        eprintln!("engine: {w}");
+        eprintln!("engine: {}", crate::error::one_line(&w));
     }
-    Ok(file.overwrite(flags).resolve()?)
+    // Flags are range-checked by clap, so a value out of range comes from the file: name it.
+    file.overwrite(flags).resolve().map_err(|e| match e {
+        crate::Error::Config(m) => crate::Error::Config(format!("{}: {m}", path.display())).into(),
+        e => e.into(),
+    })
 }
 
 /// Where `engine eval` keeps the index of a collection or golden corpus (`kind` is `beir` or
@@ -699,9 +709,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         }
         Command::Serve { index, idle_timeout } => {
             let dir = search_index_dir(index)?;
-            let settings = crate::hook::project_settings(&dir);
-            let idle = std::time::Duration::from_secs(idle_timeout.unwrap_or(settings.hook.idle_timeout_s));
-            crate::serve::serve(&dir, settings, idle)?;
+            crate::serve::serve(&dir, idle_timeout.map(std::time::Duration::from_secs))?;
             Ok(0)
         }
         Command::Config { action: ConfigAction::Check { file, show } } => {
@@ -710,27 +718,25 @@ pub fn run(cli: Cli) -> Result<i32> {
                 return Err(crate::Error::InvalidInput(format!("no config file at {}", path.display())).into());
             }
             let (layer, warnings) = SettingsLayer::from_file(&path)?;
-            for w in &warnings {
-                eprintln!("engine: {}: {w}", path.display());
+            let settings = layer.resolve_unchecked();
+            let out_of_range: Vec<String> = settings.problems().into_iter().map(|p| format!("config: {p}")).collect();
+            for w in warnings.iter().chain(&out_of_range) {
+                eprintln!("engine: {}: {}", path.display(), crate::error::one_line(w));
             }
-            let settings = layer.resolve().map_err(|e| {
-                crate::Error::Config(format!(
-                    "{}: {}",
-                    path.display(),
-                    e.to_string().trim_start_matches("invalid configuration: ")
-                ))
-            })?;
             if show {
                 println!("{}", toml::to_string(&settings)?);
             }
-            if warnings.is_empty() {
+            let problems = warnings.len() + out_of_range.len();
+            if problems == 0 {
                 println!("{}: ok", path.display());
                 Ok(0)
+            } else if out_of_range.is_empty() {
+                println!("{}: {problems} problem(s); the defaults named above are used instead", path.display());
+                Ok(2)
             } else {
                 println!(
-                    "{}: {} problem(s); the defaults named above are used instead",
-                    path.display(),
-                    warnings.len()
+                    "{}: {problems} problem(s); commands refuse values out of range (the hook and the daemon use their section's defaults)",
+                    path.display()
                 );
                 Ok(2)
             }
@@ -747,12 +753,12 @@ pub fn run(cli: Cli) -> Result<i32> {
             };
             let settings = settings_from(&cli.config, flags)?;
             let dir = search_index_dir(index)?;
+            // Index errors name the index directory themselves.
             let engine = if settings.search.mode == Mode::Bm25 {
                 Engine::open_lexical(&dir, settings.clone())
             } else {
                 Engine::open_one_shot(&dir, settings.clone())
-            }
-            .with_context(|| format!("opening index {}", dir.display()))?;
+            }?;
             let mut req = SearchRequest::new(query, settings.search.k, settings.search.mode);
             req.explain = explain;
             let resp = engine.search(&req)?;

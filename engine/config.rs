@@ -4,10 +4,13 @@
 //! A section is declared once with [`section!`], which generates the resolved struct (with its
 //! defaults), an all-`Option` layer struct for the file and the flags, `overwrite` (later layer
 //! wins) and `resolve`. Reading a file never fails on a bad value: unknown keys and values of the
-//! wrong type produce a warning that names the key and the fallback used.
+//! wrong type produce a warning that names the key and the fallback used. Values of the right type
+//! outside their [`bounds`] are errors for the command line ([`SettingsLayer::resolve`]); the
+//! hook and the daemon, which must keep answering, lose only the section ([`Settings::load`]).
 
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
+use std::ops::RangeInclusive;
 use std::path::Path;
 
 macro_rules! section {
@@ -358,11 +361,26 @@ pub struct SettingsLayer {
     pub hook: HookLayer,
 }
 
+/// Characters of the offending line quoted in a TOML syntax error.
+const QUOTED_LINE_CHARS: usize = 80;
+
+/// A TOML syntax error on one line: where it is, toml's (multi-line) message joined, and the line
+/// itself, which names the key when the value is the problem (`k = 18446744073709551615`).
+fn toml_error(text: &str, e: &toml::de::Error) -> String {
+    let message = e.message().lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join("; ");
+    let Some(span) = e.span() else { return message };
+    let before = text.get(..span.start).unwrap_or(text);
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    let quoted: String = text.lines().nth(line - 1).unwrap_or("").trim().chars().take(QUOTED_LINE_CHARS).collect();
+    format!("line {line}, column {column}: {message} (in `{quoted}`)")
+}
+
 impl SettingsLayer {
     /// Parses a config file's text; returns the layer and the warnings about keys it ignored.
     pub fn from_toml(text: &str, origin: &str) -> Result<(SettingsLayer, Vec<String>)> {
         let mut root: toml::Table =
-            toml::from_str(text).map_err(|e| Error::Config(format!("{origin}: {}", e.message())))?;
+            toml::from_str(text).map_err(|e| Error::Config(format!("{origin}: {}", toml_error(text, &e))))?;
         let mut warnings = Vec::new();
         let mut take = |name: &str, warnings: &mut Vec<String>| match root.remove(name) {
             Some(toml::Value::Table(t)) => t,
@@ -393,11 +411,22 @@ impl SettingsLayer {
 
     /// Reads a config file if it exists.
     pub fn from_file(path: &Path) -> Result<(SettingsLayer, Vec<String>)> {
-        match std::fs::read_to_string(path) {
-            Ok(text) => SettingsLayer::from_toml(&text, &path.display().to_string()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok((SettingsLayer::default(), Vec::new())),
-            Err(e) => Err(Error::io(format!("reading config {}", path.display()), e)),
-        }
+        let bytes = match std::fs::read(path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((SettingsLayer::default(), Vec::new())),
+            Err(_) if path.is_dir() => {
+                return Err(Error::Config(format!("{} is a directory, not a config file", path.display())))
+            }
+            Err(e) => return Err(Error::io(format!("reading config {}", path.display()), e)),
+        };
+        let text = String::from_utf8(bytes).map_err(|e| {
+            Error::Config(format!(
+                "{}: not UTF-8 text (invalid byte at offset {})",
+                path.display(),
+                e.utf8_error().valid_up_to()
+            ))
+        })?;
+        SettingsLayer::from_toml(&text, &path.display().to_string())
     }
 
     /// Fields set in `later` win.
@@ -419,7 +448,14 @@ impl SettingsLayer {
 
     /// Resolves and validates.
     pub fn resolve(&self) -> Result<Settings> {
-        let settings = Settings {
+        let settings = self.resolve_unchecked();
+        settings.validate()?;
+        Ok(settings)
+    }
+
+    /// Resolves without validating ([`Settings::problems`] lists what is out of range).
+    pub fn resolve_unchecked(&self) -> Settings {
+        Settings {
             embed: self.embed.resolve(),
             index: self.index.resolve(),
             chunk: self.chunk.resolve(),
@@ -431,77 +467,337 @@ impl SettingsLayer {
             tier: self.tier.resolve(),
             context: self.context.resolve(),
             hook: self.hook.resolve(),
-        };
-        settings.validate()?;
-        Ok(settings)
+        }
     }
 }
 
-impl Settings {
-    /// Rejects values no stage can work with.
-    pub fn validate(&self) -> Result<()> {
-        let e = &self.embed;
-        if e.batch_size == 0 || e.batch_size > 1024 {
-            return Err(Error::Config(format!("[embed] batch_size = {} must be 1..=1024", e.batch_size)));
+/// Bounds of numeric settings and of the flags that override them. Values outside them either
+/// cannot work (0 results, a zero-width window) or exhaust the machine before failing (a
+/// trillion-slot result buffer, a million ONNX threads, a 1 TB file read into memory).
+pub mod bounds {
+    use std::ops::RangeInclusive;
+
+    /// Results per query (`[search] k`, `[hook] k`, `engine search -k`).
+    pub const K: RangeInclusive<usize> = 1..=1000;
+    /// Hits each leg hands to fusion.
+    pub const TOP_N: RangeInclusive<usize> = 1..=10_000;
+    /// ONNX intra-op threads.
+    pub const THREADS: RangeInclusive<usize> = 1..=256;
+    /// Texts (or pairs) per ONNX run: 256 texts of 256 tokens took 6.4 GB of RSS on this machine.
+    pub const BATCH: RangeInclusive<usize> = 1..=64;
+    /// Tokens per model input: MiniLM and BERT-style cross-encoders have 512 positions.
+    pub const MODEL_TOKENS: RangeInclusive<usize> = 8..=512;
+    /// Chunk body budget in tokens.
+    pub const CHUNK_TOKENS: RangeInclusive<usize> = 16..=4096;
+    /// Any deadline, in milliseconds: at most 10 minutes.
+    pub const DEADLINE_MS: RangeInclusive<u64> = 1..=600_000;
+    /// The daemon's idle timeout, in seconds: at most a week.
+    pub const IDLE_TIMEOUT_S: RangeInclusive<u64> = 1..=604_800;
+    /// Largest file the walk reads into memory: 1 GiB.
+    pub const MAX_FILE_SIZE: RangeInclusive<u64> = 1..=(1 << 30);
+    /// HNSW links per node.
+    pub const HNSW_M: RangeInclusive<usize> = 2..=128;
+    /// HNSW candidate list sizes (build and search).
+    pub const HNSW_EF: RangeInclusive<usize> = 1..=10_000;
+    /// Collection size below which vectors are scanned exactly.
+    pub const EXACT_BELOW: RangeInclusive<usize> = 0..=100_000_000;
+    /// Token budget of a context block.
+    pub const BUDGET_TOKENS: RangeInclusive<usize> = 50..=100_000;
+    /// Character caps on strings shown in context blocks and digests.
+    pub const CHARS: RangeInclusive<usize> = 10..=100_000;
+    /// Characters of a hook answer.
+    pub const HOOK_CHARS: RangeInclusive<usize> = 1..=1_000_000;
+    /// Small counts: tags per hit, neighbours per side, digest records, words.
+    pub const COUNT: RangeInclusive<usize> = 0..=100;
+    /// RRF k per leg (strictly positive).
+    pub const RRF_K_MAX: f32 = 10_000.0;
+    /// Leg weights, field boosts and other multipliers.
+    pub const FACTOR_MAX: f32 = 100.0;
+    /// Raw BM25 score floors.
+    pub const BM25_FLOOR_MAX: f32 = 1000.0;
+}
+
+/// A section's own consistency rules; problems name the key, its value and what is allowed.
+trait Validate {
+    fn check(&self, c: &mut Check);
+}
+
+/// Collects the problems of one section.
+struct Check {
+    section: &'static str,
+    problems: Vec<String>,
+}
+
+impl Check {
+    fn new(section: &'static str) -> Check {
+        Check { section, problems: Vec::new() }
+    }
+
+    fn fail(&mut self, key: &str, value: impl std::fmt::Display, allowed: impl std::fmt::Display) {
+        self.problems.push(format!("[{}] {key} = {value} is out of range: allowed {allowed}", self.section));
+    }
+
+    fn int<T: PartialOrd + std::fmt::Display>(&mut self, key: &str, value: T, allowed: RangeInclusive<T>) {
+        if !allowed.contains(&value) {
+            self.fail(key, value, format!("{}..={}", allowed.start(), allowed.end()));
         }
-        if !(8..=512).contains(&e.max_length) {
-            return Err(Error::Config(format!("[embed] max_length = {} must be 8..=512", e.max_length)));
+    }
+
+    /// A finite float within `allowed` (NaN and infinities never are).
+    fn float(&mut self, key: &str, value: f32, allowed: RangeInclusive<f32>) {
+        if !value.is_finite() || !allowed.contains(&value) {
+            self.fail(key, value, format!("a finite number in {}..={}", allowed.start(), allowed.end()));
         }
-        if e.threads == Some(0) {
-            return Err(Error::Config("[embed] threads must be at least 1".into()));
+    }
+
+    /// A finite float above 0, at most `max`.
+    fn positive(&mut self, key: &str, value: f32, max: f32) {
+        if !value.is_finite() || value <= 0.0 || value > max {
+            self.fail(key, value, format!("a finite number above 0, at most {max}"));
         }
-        if !(16..=4096).contains(&self.chunk.max_tokens) {
-            return Err(Error::Config(format!("[chunk] max_tokens = {} must be 16..=4096", self.chunk.max_tokens)));
-        }
-        if !(0.0..0.9).contains(&self.chunk.overlap) {
-            return Err(Error::Config(format!("[chunk] overlap = {} must be in 0..0.9", self.chunk.overlap)));
-        }
-        if self.search.k == 0 || self.search.top_n == 0 {
-            return Err(Error::Config("[search] k and top_n must be at least 1".into()));
-        }
-        let f = &self.fuse;
-        if f.k_vector <= 0.0
-            || f.k_lexical <= 0.0
-            || f.k_symbol <= 0.0
-            || f.consensus_q0 <= 0.0
-            || f.consensus_max < 1.0
-        {
-            return Err(Error::Config(
-                "[fuse] RRF k values and consensus_q0 must be positive, consensus_max at least 1".into(),
+    }
+
+    /// `low_key` must not exceed `high_key`.
+    fn ordered(&mut self, low_key: &str, low: f32, high_key: &str, high: f32) {
+        if low > high {
+            self.problems.push(format!(
+                "[{}] {low_key} = {low} is above {high_key} = {high}: allowed {low_key} <= {high_key}",
+                self.section
             ));
         }
-        let r = &self.rerank;
-        if r.top_k == 0 || r.batch_size == 0 || !(0.0..=1.0).contains(&r.weight) || !(8..=512).contains(&r.max_length) {
-            return Err(Error::Config(format!(
-                "[rerank] top_k = {}, batch_size = {}, weight = {}, max_length = {}: need top_k, batch_size >= 1, weight in 0..=1, max_length 8..=512",
-                r.top_k, r.batch_size, r.weight, r.max_length
-            )));
-        }
-        let t = &self.tier;
-        for (name, low, high) in
-            [("ratio", t.medium_ratio, t.high_ratio), ("evidence", t.evidence_medium, t.evidence_high)]
-        {
-            if !(0.0..=1.0).contains(&low) || low > high || high > 1.0 {
-                return Err(Error::Config(format!(
-                    "[tier] medium and high {name} thresholds ({low}, {high}): need 0 <= medium <= high <= 1"
-                )));
+    }
+
+    fn globs(&mut self, key: &str, patterns: &[String]) {
+        for p in patterns {
+            if let Err(e) = globset::Glob::new(p) {
+                self.problems.push(format!("[{}] {key}: {p:?} is not a valid glob ({e})", self.section));
             }
         }
-        let c = &self.context;
-        if c.budget_tokens < 50 || !(0.1..=1.0).contains(&c.fill) || c.summary_chars < 10 {
-            return Err(Error::Config(format!(
-                "[context] budget_tokens = {}, fill = {}, summary_chars = {}: need budget_tokens >= 50, fill in 0.1..=1, summary_chars >= 10",
-                c.budget_tokens, c.fill, c.summary_chars
-            )));
+    }
+
+    fn weights(&mut self, key: &str, w: &Weights) {
+        let max = bounds::FACTOR_MAX;
+        self.float(&format!("{key}.vector"), w.vector, 0.0..=max);
+        self.float(&format!("{key}.lexical"), w.lexical, 0.0..=max);
+        self.float(&format!("{key}.symbol"), w.symbol, 0.0..=max);
+        if w.vector + w.lexical + w.symbol <= 0.0 {
+            self.problems.push(format!("[{}] {key}: every weight is 0; at least one must be above 0", self.section));
         }
-        let v = &self.vector;
-        if v.m < 2 || v.m > 128 || v.ef_construction < v.m || v.ef_search == 0 {
-            return Err(Error::Config(format!(
-                "[vector] m = {}, ef_construction = {}, ef_search = {}: need 2 <= m <= 128, ef_construction >= m, ef_search >= 1",
-                v.m, v.ef_construction, v.ef_search
-            )));
+    }
+}
+
+impl Validate for EmbedConfig {
+    fn check(&self, c: &mut Check) {
+        c.int("batch_size", self.batch_size, bounds::BATCH);
+        c.int("max_length", self.max_length, bounds::MODEL_TOKENS);
+        if let Some(t) = self.threads {
+            c.int("threads", t, bounds::THREADS);
         }
-        Ok(())
+    }
+}
+
+impl Validate for IndexConfig {
+    fn check(&self, c: &mut Check) {
+        c.globs("include", &self.include);
+        c.globs("exclude", &self.exclude);
+        c.int("max_file_size", self.max_file_size, bounds::MAX_FILE_SIZE);
+    }
+}
+
+impl Validate for ChunkConfig {
+    fn check(&self, c: &mut Check) {
+        c.int("max_tokens", self.max_tokens, bounds::CHUNK_TOKENS);
+        // Past 0.9 a window would advance by a token or two at a time.
+        c.float("overlap", self.overlap, 0.0..=0.9);
+    }
+}
+
+impl Validate for VectorConfig {
+    fn check(&self, c: &mut Check) {
+        c.int("m", self.m, bounds::HNSW_M);
+        c.int("ef_construction", self.ef_construction, self.m.max(*bounds::HNSW_EF.start())..=*bounds::HNSW_EF.end());
+        c.int("ef_search", self.ef_search, bounds::HNSW_EF);
+        c.int("exact_below", self.exact_below, bounds::EXACT_BELOW);
+    }
+}
+
+impl Validate for Bm25Config {
+    fn check(&self, c: &mut Check) {
+        let max = bounds::FACTOR_MAX;
+        c.float("title_boost", self.title_boost, 0.0..=max);
+        c.float("body_boost", self.body_boost, 0.0..=max);
+        c.float("symbols_boost", self.symbols_boost, 0.0..=max);
+        c.float("path_boost", self.path_boost, 0.0..=max);
+        c.float("tags_boost", self.tags_boost, 0.0..=max);
+    }
+}
+
+impl Validate for SearchConfig {
+    fn check(&self, c: &mut Check) {
+        c.int("k", self.k, bounds::K);
+        c.int("top_n", self.top_n, bounds::TOP_N);
+    }
+}
+
+impl Validate for FuseConfig {
+    fn check(&self, c: &mut Check) {
+        let max = bounds::FACTOR_MAX;
+        c.positive("k_vector", self.k_vector, bounds::RRF_K_MAX);
+        c.positive("k_lexical", self.k_lexical, bounds::RRF_K_MAX);
+        c.positive("k_symbol", self.k_symbol, bounds::RRF_K_MAX);
+        for (key, w) in [
+            ("symbol", &self.symbol),
+            ("flow", &self.flow),
+            ("concept", &self.concept),
+            ("code", &self.code),
+            ("balanced", &self.balanced),
+        ] {
+            c.weights(key, w);
+        }
+        c.float("intent_sharpness", self.intent_sharpness, 0.0..=max);
+        c.float("consensus_beta", self.consensus_beta, 0.0..=max);
+        c.float("consensus_max", self.consensus_max, 1.0..=max);
+        c.positive("consensus_q0", self.consensus_q0, bounds::RRF_K_MAX);
+        c.float("consensus_quality_weight", self.consensus_quality_weight, 0.0..=1.0);
+        c.positive("expansion_boost", self.expansion_boost, max);
+        c.float("min_weight_ratio", self.min_weight_ratio, 0.0..=1.0);
+    }
+}
+
+impl Validate for RerankConfig {
+    fn check(&self, c: &mut Check) {
+        c.int("top_k", self.top_k, bounds::K);
+        c.float("weight", self.weight, 0.0..=1.0);
+        c.int("max_length", self.max_length, bounds::MODEL_TOKENS);
+        c.int("batch_size", self.batch_size, bounds::BATCH);
+        c.int("deadline_ms", self.deadline_ms, bounds::DEADLINE_MS);
+        c.int("auto_min_words", self.auto_min_words, bounds::COUNT);
+    }
+}
+
+impl Validate for TierConfig {
+    fn check(&self, c: &mut Check) {
+        for (key, value) in [
+            ("high_ratio", self.high_ratio),
+            ("medium_ratio", self.medium_ratio),
+            ("evidence_high", self.evidence_high),
+            ("evidence_medium", self.evidence_medium),
+            ("floor_high", self.floor_high),
+            ("floor_medium", self.floor_medium),
+            ("cluster_ratio", self.cluster_ratio),
+            ("single_floor", self.single_floor),
+        ] {
+            c.float(key, value, 0.0..=1.0);
+        }
+        c.float("floor_high_bm25", self.floor_high_bm25, 0.0..=bounds::BM25_FLOOR_MAX);
+        c.float("floor_medium_bm25", self.floor_medium_bm25, 0.0..=bounds::BM25_FLOOR_MAX);
+        c.ordered("medium_ratio", self.medium_ratio, "high_ratio", self.high_ratio);
+        c.ordered("evidence_medium", self.evidence_medium, "evidence_high", self.evidence_high);
+        c.ordered("floor_medium", self.floor_medium, "floor_high", self.floor_high);
+        c.ordered("floor_medium_bm25", self.floor_medium_bm25, "floor_high_bm25", self.floor_high_bm25);
+        c.int("max_inject", self.max_inject, bounds::K);
+    }
+}
+
+impl Validate for ContextConfig {
+    fn check(&self, c: &mut Check) {
+        c.int("budget_tokens", self.budget_tokens, bounds::BUDGET_TOKENS);
+        c.float("fill", self.fill, 0.1..=1.0);
+        for (key, value) in [
+            ("summary_chars", self.summary_chars),
+            ("snippet_chars", self.snippet_chars),
+            ("title_chars", self.title_chars),
+            ("path_chars", self.path_chars),
+            ("tag_chars", self.tag_chars),
+        ] {
+            c.int(key, value, bounds::CHARS);
+        }
+        c.int("max_tags", self.max_tags, bounds::COUNT);
+        c.float("winner_min_cosine", self.winner_min_cosine, 0.0..=1.0);
+        c.float("winner_gap", self.winner_gap, 0.0..=1.0);
+        c.int("neighbours", self.neighbours, bounds::COUNT);
+    }
+}
+
+impl Validate for HookConfig {
+    fn check(&self, c: &mut Check) {
+        c.int("deadline_ms", self.deadline_ms, bounds::DEADLINE_MS);
+        c.int("max_chars", self.max_chars, bounds::HOOK_CHARS);
+        c.int("k", self.k, bounds::K);
+        c.int("min_words", self.min_words, bounds::COUNT);
+        c.int("max_query_chars", self.max_query_chars, bounds::CHARS);
+        c.int("idle_timeout_s", self.idle_timeout_s, bounds::IDLE_TIMEOUT_S);
+        c.int("digest_records", self.digest_records, bounds::COUNT);
+        c.int("digest_max_chars", self.digest_max_chars, bounds::CHARS);
+    }
+}
+
+fn problems_of(section: &'static str, config: &dyn Validate) -> Vec<String> {
+    let mut c = Check::new(section);
+    config.check(&mut c);
+    c.problems
+}
+
+impl Settings {
+    /// Reads a project's config for a long-lived or must-not-fail caller (the hook, the daemon):
+    /// a missing file gives the defaults; a bad value costs only its own section, which falls
+    /// back to that section's defaults with a warning; valid sections are kept. Errors only
+    /// when the file cannot be read or parsed at all.
+    pub fn load(path: &Path) -> Result<(Settings, Vec<String>)> {
+        let (layer, mut warnings) = SettingsLayer::from_file(path)?;
+        let (settings, fallbacks) = layer.resolve_unchecked().with_valid_sections();
+        warnings.extend(fallbacks);
+        Ok((settings, warnings))
+    }
+
+    fn sections(&self) -> [(&'static str, &dyn Validate); 11] {
+        [
+            ("embed", &self.embed),
+            ("index", &self.index),
+            ("chunk", &self.chunk),
+            ("vector", &self.vector),
+            ("bm25", &self.bm25),
+            ("search", &self.search),
+            ("fuse", &self.fuse),
+            ("rerank", &self.rerank),
+            ("tier", &self.tier),
+            ("context", &self.context),
+            ("hook", &self.hook),
+        ]
+    }
+
+    /// Every value out of its allowed range, one line each, naming the key.
+    pub fn problems(&self) -> Vec<String> {
+        self.sections().into_iter().flat_map(|(name, section)| problems_of(name, section)).collect()
+    }
+
+    /// Rejects values no stage can work with (all of them, in one message).
+    pub fn validate(&self) -> Result<()> {
+        let problems = self.problems();
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::Config(problems.join("; ")))
+        }
+    }
+
+    /// Replaces each section that has a problem by its defaults; returns the warnings saying so.
+    fn with_valid_sections(mut self) -> (Settings, Vec<String>) {
+        let defaults = Settings::default();
+        let mut warnings = Vec::new();
+        macro_rules! keep_valid {
+            ($($section:ident),*) => {$(
+                let problems = problems_of(stringify!($section), &self.$section);
+                if !problems.is_empty() {
+                    warnings.extend(problems.into_iter().map(|p| {
+                        format!("config: {p}; using the [{}] defaults", stringify!($section))
+                    }));
+                    self.$section = defaults.$section.clone();
+                }
+            )*};
+        }
+        keep_valid!(embed, index, chunk, vector, bm25, search, fuse, rerank, tier, context, hook);
+        (self, warnings)
     }
 }
 
@@ -549,6 +845,69 @@ mod tests {
             "{warnings:?}"
         );
         assert!(warnings.iter().any(|w| w.contains("[rerank] mode") && w.contains("Auto")), "{warnings:?}");
+    }
+
+    #[test]
+    fn the_defaults_are_within_bounds() {
+        assert_eq!(Settings::default().problems(), Vec::<String>::new());
+    }
+
+    #[test]
+    fn out_of_range_values_name_the_key_the_value_and_the_range() {
+        let text = "[search]\nk = 1000000000000\n[embed]\nthreads = 1000000\n[fuse]\nk_lexical = inf\n\
+                    [index]\nmax_file_size = 2147483648\nexclude = [\"a[\"]\n[tier]\nfloor_medium = 0.5\n";
+        let (layer, warnings) = SettingsLayer::from_toml(text, "t").unwrap();
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let problems = layer.resolve_unchecked().problems();
+        let want = [
+            "[embed] threads = 1000000 is out of range: allowed 1..=256",
+            "[index] exclude: \"a[\" is not a valid glob",
+            "[index] max_file_size = 2147483648 is out of range: allowed 1..=1073741824",
+            "[search] k = 1000000000000 is out of range: allowed 1..=1000",
+            "[fuse] k_lexical = inf is out of range: allowed a finite number above 0, at most 10000",
+            "[tier] floor_medium = 0.5 is above floor_high = 0.4",
+        ];
+        assert_eq!(problems.len(), want.len(), "{problems:#?}");
+        for (p, w) in problems.iter().zip(want) {
+            assert!(p.starts_with(w), "{p:?} should start with {w:?}");
+        }
+        let err = layer.resolve().unwrap_err().to_string();
+        assert!(!err.contains('\n') && err.contains("[search] k = 1000000000000"), "{err}");
+    }
+
+    #[test]
+    fn load_keeps_valid_sections_and_resets_only_invalid_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("engine.toml");
+        std::fs::write(&path, "[hook]\nk = 1000000000000\nmax_chars = 500\n[search]\nk = 5\n[nope]\n").unwrap();
+        let (s, warnings) = Settings::load(&path).unwrap();
+        assert_eq!(s.hook, HookConfig::default(), "the whole invalid section falls back");
+        assert_eq!(s.search.k, 5, "a valid section is kept");
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert!(warnings.iter().any(|w| w.contains("unknown section [nope]")));
+        assert!(
+            warnings.iter().any(|w| w
+                == "config: [hook] k = 1000000000000 is out of range: allowed 1..=1000; using the [hook] defaults"),
+            "{warnings:?}"
+        );
+        let (s, warnings) = Settings::load(&dir.path().join("missing.toml")).unwrap();
+        assert_eq!((s, warnings.len()), (Settings::default(), 0));
+    }
+
+    #[test]
+    fn unreadable_files_are_config_errors_on_one_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("engine.toml");
+        std::fs::write(&path, b"[hook]\nk = \xff\n").unwrap();
+        let err = Settings::load(&path).unwrap_err();
+        assert!(matches!(err, Error::Config(_)) && err.to_string().contains("not UTF-8"), "{err}");
+        std::fs::write(&path, "[hook]\nk = 3\n[search\n").unwrap();
+        let err = Settings::load(&path).unwrap_err().to_string();
+        assert!(err.contains("line 3, column 8") && err.contains("(in `[search`)"), "{err}");
+        assert!(!err.contains('\n'), "{err}");
+        std::fs::write(&path, "[search]\nk = 18446744073709551615\n").unwrap();
+        let err = Settings::load(&path).unwrap_err().to_string();
+        assert!(err.contains("line 2") && err.contains("`k = 18446744073709551615`"), "{err}");
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The library's one error type. Every fallible public function returns [`Result`]; the binary maps
-//! each variant to an exit-code class (see [`Error::exit_code`]) and prints the message as is, so
-//! every message names what was wrong, where, and — when there is one — the command that fixes it.
+//! each variant to an exit-code class (see [`Error::exit_code`]) and prints the message on one line
+//! ([`one_line`]), so every message names what was wrong, where, and — when there is one — the
+//! command that fixes it.
 
 use std::path::PathBuf;
 
@@ -86,6 +87,50 @@ impl Error {
     }
 }
 
+/// `message` on one line: line breaks and other control characters (from a path, a config
+/// value, a dependency's multi-line message) are escaped, so an error is always exactly one line.
+pub fn one_line(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    for c in message.chars() {
+        if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+thread_local! {
+    /// Set while [`catch_panic`] runs: the panic it turns into an error is not printed.
+    static QUIET_PANIC: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f`, turning a panic inside it into `Err(message)` without printing it. For dependencies
+/// that assert on damaged input instead of returning an error (tantivy on truncated files); other
+/// panics, anywhere else, still go to the previous panic hook.
+pub(crate) fn catch_panic<T>(f: impl FnOnce() -> T) -> std::result::Result<T, String> {
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !QUIET_PANIC.with(std::cell::Cell::get) {
+                previous(info);
+            }
+        }));
+    });
+    let was_quiet = QUIET_PANIC.with(|q| q.replace(true));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    QUIET_PANIC.with(|q| q.set(was_quiet));
+    result.map_err(|payload| {
+        payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "panicked".into())
+    })
+}
+
 /// Shorthand to attach a context to an `io::Result`.
 pub(crate) trait IoContext<T> {
     fn ctx(self, context: impl FnOnce() -> String) -> Result<T>;
@@ -94,5 +139,23 @@ pub(crate) trait IoContext<T> {
 impl<T> IoContext<T> for std::io::Result<T> {
     fn ctx(self, context: impl FnOnce() -> String) -> Result<T> {
         self.map_err(|e| Error::io(context(), e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_line_escapes_line_breaks_and_control_characters() {
+        assert_eq!(one_line("no index at /tmp/a\nb/.engine"), "no index at /tmp/a\\nb/.engine");
+        assert_eq!(one_line("x\r\u{1b}[31m\u{2028}y"), "x\\r\\u{1b}[31m\\u{2028}y");
+        assert_eq!(one_line("plain: ünïcode ok"), "plain: ünïcode ok");
+    }
+
+    #[test]
+    fn a_caught_panic_becomes_its_message() {
+        assert_eq!(catch_panic(|| 7), Ok(7));
+        assert_eq!(catch_panic(|| -> i32 { panic!("truncated {}", "file") }), Err("truncated file".to_string()));
     }
 }

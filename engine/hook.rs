@@ -188,13 +188,18 @@ pub fn finish(out: Outcome) -> ! {
     unsafe { libc::_exit(0) }
 }
 
-/// Settings for a project: its `engine.toml` (next to the index directory) if there is one.
-pub fn project_settings(index_dir: &Path) -> Settings {
-    let root = index_dir.parent().unwrap_or(index_dir);
-    crate::SettingsLayer::from_file(&root.join("engine.toml"))
-        .ok()
-        .and_then(|(layer, _)| layer.resolve().ok())
-        .unwrap_or_default()
+/// A project's config file: `engine.toml` next to its index directory.
+pub fn project_config(index_dir: &Path) -> PathBuf {
+    index_dir.parent().unwrap_or(index_dir).join("engine.toml")
+}
+
+/// Settings for a project, leniently ([`Settings::load`]): an invalid section falls back to its
+/// defaults, a file that cannot be read or parsed to all defaults; the warnings say which.
+pub fn project_settings(index_dir: &Path) -> (Settings, Vec<String>) {
+    match Settings::load(&project_config(index_dir)) {
+        Ok(loaded) => loaded,
+        Err(e) => (Settings::default(), vec![format!("config: {e}; using the defaults")]),
+    }
 }
 
 /// Runs the hook on one payload. Never fails: problems become a line on stderr.
@@ -216,7 +221,7 @@ pub fn run(input: &[u8], plain: bool) -> Outcome {
             _ => Outcome::default(),
         };
     };
-    let settings = project_settings(&index);
+    let (settings, config_warnings) = project_settings(&index);
     let out = match payload.event.as_str() {
         "UserPromptSubmit" => on_prompt(&payload, &index, settings),
         "SessionStart" => on_session_start(&payload, &index, &settings),
@@ -225,16 +230,12 @@ pub fn run(input: &[u8], plain: bool) -> Outcome {
     };
     // Handlers give the context itself; Claude Code reads it wrapped in its JSON.
     let stdout = out.stdout.map(|c| if plain { c } else { hook_output(&payload.event, &c) });
-    let stderr = match (found.distrusted.is_empty(), out.stderr) {
-        (true, e) => e,
-        (false, e) => Some(
-            std::iter::once(format!("engine hook: {}", found.distrusted.join("; ")))
-                .chain(e)
-                .collect::<Vec<_>>()
-                .join("\n"),
-        ),
-    };
-    Outcome { stdout, stderr }
+    let mut stderr: Vec<String> = config_warnings.iter().map(|w| format!("engine hook: {w}")).collect();
+    if !found.distrusted.is_empty() {
+        stderr.insert(0, format!("engine hook: {}", found.distrusted.join("; ")));
+    }
+    stderr.extend(out.stderr);
+    Outcome { stdout, stderr: (!stderr.is_empty()).then(|| stderr.join("\n")) }
 }
 
 fn on_prompt(payload: &Payload, index: &Path, settings: Settings) -> Outcome {

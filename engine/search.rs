@@ -22,7 +22,7 @@ use std::time::Instant;
 use tantivy::collector::TopDocs;
 use tantivy::query::TermQuery;
 use tantivy::schema::{IndexRecordOption, Value};
-use tantivy::{DocAddress, Index, IndexReader, Searcher, TantivyDocument, Term};
+use tantivy::{DocAddress, IndexReader, Searcher, TantivyDocument, Term};
 
 /// One query.
 #[derive(Debug, Clone)]
@@ -299,9 +299,7 @@ impl Engine {
         let meta = store::read_meta(&generation_dir)?;
         let use_graph = meta.graph;
         meta.check_compatible(dir, embedder.as_ref().map(|e| e.id()))?;
-        let index = Index::open_in_dir(generation_dir.join(store::TANTIVY_DIR))?;
-        bm25::register(&index);
-        let reader = index.reader()?;
+        let (_, reader) = bm25::open_reader(&generation_dir)?;
         let (_, fields) = bm25::schema();
         Ok(Engine {
             dir: dir.to_path_buf(),
@@ -335,6 +333,17 @@ impl Engine {
         let query = req.query.trim();
         if query.is_empty() {
             return Err(Error::InvalidInput("empty query: give some words to search for".into()));
+        }
+        // Settings and flags are checked against the same bounds; this guards library callers,
+        // for whom a huge k would be a huge allocation in every leg.
+        let allowed = crate::config::bounds::K;
+        if !allowed.contains(&req.k) {
+            return Err(Error::InvalidInput(format!(
+                "k = {} is out of range: allowed {}..={}",
+                req.k,
+                allowed.start(),
+                allowed.end()
+            )));
         }
         let n = self.settings.search.top_n.max(req.k);
         let mut timings = Timings::default();
@@ -778,5 +787,21 @@ mod tests {
         assert!(s.contains("session store"), "{s}");
         assert!(s.chars().count() <= 64);
         assert_eq!(snippet("short text", "x", 60), "short text");
+    }
+
+    #[test]
+    fn a_k_out_of_bounds_is_refused_before_any_leg_allocates_for_it() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.md"), "# Sessions\n\nSessions live in Redis.\n").unwrap();
+        let index = dir.path().join(".engine");
+        let embedder: Arc<dyn Embedder> = Arc::new(crate::HashEmbedder::new(16));
+        let source = crate::ingest::Source::Dir(dir.path().to_path_buf());
+        crate::index::build(&index, &source, &Settings::default(), embedder.as_ref(), &Default::default()).unwrap();
+        let engine = Engine::with_embedder(&index, Settings::default(), Some(embedder), None).unwrap();
+        for k in [0, 1001, 1_000_000_000_000, usize::MAX] {
+            let err = engine.search(&SearchRequest::new("sessions", k, Mode::Hybrid)).unwrap_err();
+            assert!(matches!(err, Error::InvalidInput(_)) && err.to_string().contains("allowed 1..=1000"), "{err}");
+        }
+        assert_eq!(engine.search(&SearchRequest::new("sessions", 1000, Mode::Hybrid)).unwrap().results.len(), 1);
     }
 }

@@ -1,10 +1,12 @@
 //! `engine serve`: a warm daemon for the hook. A hook process per prompt would pay the model load
 //! (~0.4 s) every time; the daemon keeps the index and the model loaded and answers on a Unix
 //! socket in the index directory (owner-only). One JSON line per request and per answer. It
-//! reopens the index when a new generation appears, survives bad requests, refuses clients built
-//! from a different binary (they fall back to searching in process), and exits after an idle
-//! timeout.
+//! reopens the index when a new generation appears, reloads its settings when the project's
+//! `engine.toml` changes, survives bad requests, refuses clients built from a different binary
+//! (they fall back to searching in process), and exits after an idle timeout or as soon as its
+//! index directory is deleted or replaced (a stale daemon would otherwise answer beside the new one).
 
+use crate::embed::Embedder;
 use crate::error::{Error, Result};
 use crate::search::Engine;
 use crate::Settings;
@@ -12,9 +14,8 @@ use serde::{Deserialize, Serialize};
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, UNIX_EPOCH};
 
 /// The socket's name inside the index directory.
 pub const SOCKET: &str = "engine.sock";
@@ -141,74 +142,189 @@ pub fn stranger(stream: &UnixStream) -> Option<String> {
     }
 }
 
-fn now_secs() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
+/// How often the daemon checks its idle time, its index directory and its config file.
+const WATCH_INTERVAL: Duration = Duration::from_millis(500);
+
+/// A directory's identity: `rm -rf .engine && engine index` keeps the path but not this.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct DirId {
+    dev: u64,
+    ino: u64,
 }
 
-/// Serves until idle for `idle`. Binds `index/engine.sock` with mode 0600; a live daemon already
-/// there is an error, a stale socket file is replaced.
-pub fn serve(index: &Path, settings: Settings, idle: Duration) -> Result<()> {
-    let path = socket_path(index);
-    if UnixStream::connect(&path).is_ok() {
+fn dir_id(path: &Path) -> Option<DirId> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).ok().filter(|m| m.is_dir()).map(|m| DirId { dev: m.dev(), ino: m.ino() })
+}
+
+fn inode(path: &Path) -> Option<u64> {
+    std::fs::symlink_metadata(path).map(|m| std::os::unix::fs::MetadataExt::ino(&m)).ok()
+}
+
+/// Opens the engine for the daemon, reusing an already loaded embedder when there is one.
+fn open_engine(index: &Path, settings: Settings, embedder: Option<Arc<dyn Embedder>>) -> Result<Engine> {
+    match embedder {
+        Some(e) => Ok(Engine::with_embedder(index, settings, Some(e), None)?.with_configured_reranker()),
+        None => {
+            let engine = Engine::open(index, settings)?;
+            engine.warm_up()?;
+            Ok(engine)
+        }
+    }
+}
+
+/// The daemon's state, shared by the thread answering requests and the watch thread.
+struct Daemon {
+    index: PathBuf,
+    engine: Engine,
+    settings: Settings,
+    /// The config file's content when the settings were last loaded (`None`: no file).
+    config_seen: Option<Vec<u8>>,
+    dir: DirId,
+    socket: PathBuf,
+    socket_ino: Option<u64>,
+    /// `--idle-timeout`; otherwise the (reloadable) `[hook] idle_timeout_s`.
+    idle_override: Option<Duration>,
+    last_request: Instant,
+}
+
+impl Daemon {
+    /// Whether this daemon no longer serves anything: its index directory was deleted or
+    /// replaced, or its socket is gone or another daemon's (no client can reach it then).
+    fn orphaned(&self) -> bool {
+        dir_id(&self.index) != Some(self.dir) || inode(&self.socket) != self.socket_ino
+    }
+
+    fn idle_too_long(&self) -> bool {
+        let idle = self.idle_override.unwrap_or(Duration::from_secs(self.settings.hook.idle_timeout_s));
+        self.last_request.elapsed() >= idle
+    }
+
+    /// Exits, removing the socket only if it is still ours, not one a newer daemon bound since.
+    fn exit(&self, why: &str) -> ! {
+        eprintln!("engine serve: {why}; exiting");
+        if self.socket_ino.is_some() && inode(&self.socket) == self.socket_ino {
+            let _ = std::fs::remove_file(&self.socket);
+        }
+        std::process::exit(0)
+    }
+
+    /// Exits when orphaned; reloads the settings when the config file changed.
+    fn check(&mut self) {
+        if self.orphaned() {
+            self.exit(&format!("{} was removed or replaced", self.index.display()));
+        }
+        self.reload_if_changed();
+    }
+
+    /// Reloads the settings after the config file changed (content compared: a rewrite can keep
+    /// the size and the modification time). Keeps the model unless `[embed]` changed.
+    fn reload_if_changed(&mut self) {
+        let content = std::fs::read(crate::hook::project_config(&self.index)).ok();
+        if content == self.config_seen {
+            return;
+        }
+        self.config_seen = content;
+        let (settings, warnings) = crate::hook::project_settings(&self.index);
+        for w in warnings {
+            eprintln!("engine serve: {w}");
+        }
+        if settings == self.settings {
+            return;
+        }
+        let keep = if settings.embed == self.settings.embed { self.engine.embedder().cloned() } else { None };
+        match open_engine(&self.index, settings.clone(), keep) {
+            Ok(engine) => {
+                self.engine = engine;
+                self.settings = settings;
+            }
+            Err(e) => eprintln!("engine serve: config changed but the index could not be reopened: {e}"),
+        }
+    }
+
+    /// Reopens the engine when a new generation appeared (an index run finished), keeping the model.
+    fn refresh(&mut self) {
+        if let Ok(Some(current)) = crate::index::store::current_generation(&self.index) {
+            if current != self.engine.generation_dir() {
+                match open_engine(&self.index, self.settings.clone(), self.engine.embedder().cloned()) {
+                    Ok(e) => self.engine = e,
+                    Err(e) => eprintln!("engine serve: could not reopen the index: {e}"),
+                }
+            }
+        }
+    }
+}
+
+fn lock(daemon: &Mutex<Daemon>) -> std::sync::MutexGuard<'_, Daemon> {
+    // A request that panicked leaves consistent state behind: every field is replaced whole.
+    daemon.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Binds `index/engine.sock` with mode 0600; a live daemon already there is an error, a stale
+/// socket file is replaced. Returns the socket's inode, to recognise it as ours later.
+fn bind(path: &Path) -> Result<(UnixListener, Option<u64>)> {
+    if UnixStream::connect(path).is_ok() {
         return Err(Error::InvalidInput(format!("a daemon already serves {}", path.display())));
     }
-    let _ = std::fs::remove_file(&path);
-    let listener = UnixListener::bind(&path).map_err(|e| Error::io(format!("binding {}", path.display()), e))?;
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
-            .map_err(|e| Error::io(format!("restricting {}", path.display()), e))?;
+    let _ = std::fs::remove_file(path);
+    let listener = UnixListener::bind(path).map_err(|e| Error::io(format!("binding {}", path.display()), e))?;
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+        .map_err(|e| Error::io(format!("restricting {}", path.display()), e))?;
+    Ok((listener, inode(path)))
+}
+
+/// Serves the index at `index` with the project's settings, reloaded when its `engine.toml`
+/// changes, until idle for `idle_override` (default: `[hook] idle_timeout_s`) or until the index
+/// directory is deleted or replaced.
+pub fn serve(index: &Path, idle_override: Option<Duration>) -> Result<()> {
+    let index = std::path::absolute(index).map_err(|e| Error::io(format!("resolving {}", index.display()), e))?;
+    let dir = dir_id(&index).ok_or_else(|| Error::IndexMissing { path: index.clone() })?;
+    let config_seen = std::fs::read(crate::hook::project_config(&index)).ok();
+    let (settings, warnings) = crate::hook::project_settings(&index);
+    for w in warnings {
+        eprintln!("engine serve: {w}");
     }
-    let inode = |p: &Path| std::fs::metadata(p).map(|m| std::os::unix::fs::MetadataExt::ino(&m)).ok();
-    let ours = inode(&path);
-    let mut engine = Engine::open(index, settings.clone())?;
-    engine.warm_up()?;
-    let me = binary_id();
-    let last = Arc::new(AtomicU64::new(now_secs()));
+    let socket = socket_path(&index);
+    let (listener, socket_ino) = bind(&socket)?;
+    let engine = open_engine(&index, settings.clone(), None)?;
+    let daemon = Arc::new(Mutex::new(Daemon {
+        index,
+        engine,
+        settings,
+        config_seen,
+        dir,
+        socket,
+        socket_ino,
+        idle_override,
+        last_request: Instant::now(),
+    }));
     {
-        let (last, path) = (last.clone(), path.clone());
+        let daemon = daemon.clone();
         std::thread::spawn(move || loop {
-            std::thread::sleep(Duration::from_millis(500));
-            if now_secs().saturating_sub(last.load(Ordering::Relaxed)) >= idle.as_secs() {
-                // Only remove the socket if it is still ours, not one a newer daemon bound since.
-                if ours.is_some() && inode(&path) == ours {
-                    let _ = std::fs::remove_file(&path);
-                }
-                std::process::exit(0);
+            std::thread::sleep(WATCH_INTERVAL);
+            let mut d = lock(&daemon);
+            if d.idle_too_long() {
+                d.exit("idle timeout");
             }
+            d.check();
         });
     }
+    let me = binary_id();
     for conn in listener.incoming() {
         let Ok(stream) = conn else { continue };
-        last.store(now_secs(), Ordering::Relaxed);
-        if let Err(e) = handle(&mut engine, index, &settings, &me, stream) {
+        let mut d = lock(&daemon);
+        d.check();
+        if let Err(e) = handle(&mut d, &me, stream) {
             eprintln!("engine serve: {e}");
         }
-        last.store(now_secs(), Ordering::Relaxed);
+        d.last_request = Instant::now();
     }
     Ok(())
 }
 
-/// Reopens the engine when a new generation appeared (an index run finished), keeping the model.
-fn refresh(engine: &mut Engine, index: &Path, settings: &Settings) {
-    if let Ok(Some(current)) = crate::index::store::current_generation(index) {
-        if current != engine.generation_dir() {
-            match Engine::with_embedder(index, settings.clone(), engine.embedder().cloned(), None) {
-                Ok(e) => *engine = e.with_configured_reranker(),
-                Err(e) => eprintln!("engine serve: could not reopen the index: {e}"),
-            }
-        }
-    }
-}
-
 /// Answers one connection; a bad request gets an error answer, never a crash.
-fn handle(
-    engine: &mut Engine,
-    index: &Path,
-    settings: &Settings,
-    me: &str,
-    stream: UnixStream,
-) -> std::result::Result<(), String> {
+fn handle(d: &mut Daemon, me: &str, stream: UnixStream) -> std::result::Result<(), String> {
     if let Some(why) = stranger(&stream) {
         return Err(format!("refused a client: {why}"));
     }
@@ -223,14 +339,14 @@ fn handle(
         Ok(r) if r.binary != me => error("another build".into()),
         Ok(r) => {
             if r.reindex {
-                if let Some(embedder) = engine.embedder().cloned() {
-                    if let Err(e) = crate::hook::reindex(index, settings, embedder.as_ref()) {
+                if let Some(embedder) = d.engine.embedder().cloned() {
+                    if let Err(e) = crate::hook::reindex(&d.index, &d.settings, embedder.as_ref()) {
                         eprintln!("engine serve: reindex failed: {e}");
                     }
                 }
             }
-            refresh(engine, index, settings);
-            match crate::hook::prompt_context(engine, &r.query) {
+            d.refresh();
+            match crate::hook::prompt_context(&d.engine, &r.query) {
                 Ok(block) => Response { binary: me.into(), context: block.map(|b| b.text), error: None },
                 Err(e) => error(e.to_string()),
             }
@@ -238,4 +354,66 @@ fn handle(
     };
     let out = serde_json::to_string(&resp).map_err(|e| e.to_string())?;
     (&stream).write_all(format!("{out}\n").as_bytes()).map_err(|e| format!("write: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ingest::Source;
+    use crate::HashEmbedder;
+
+    /// A daemon's state over a one-file project indexed with the hashing fake (no socket bound).
+    fn daemon_on(root: &Path) -> Daemon {
+        std::fs::write(root.join("a.md"), "# Sessions\n\nSessions live in Redis.\n").unwrap();
+        let index = root.join(".engine");
+        let embedder: Arc<dyn Embedder> = Arc::new(HashEmbedder::new(16));
+        let source = Source::Dir(root.to_path_buf());
+        crate::index::build(&index, &source, &Settings::default(), embedder.as_ref(), &Default::default()).unwrap();
+        let engine = Engine::with_embedder(&index, Settings::default(), Some(embedder), None).unwrap();
+        Daemon {
+            dir: dir_id(&index).unwrap(),
+            socket: socket_path(&index),
+            index,
+            engine,
+            settings: Settings::default(),
+            config_seen: None,
+            socket_ino: None,
+            idle_override: None,
+            last_request: Instant::now(),
+        }
+    }
+
+    #[test]
+    fn config_edits_and_deletion_are_picked_up_keeping_the_model() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut d = daemon_on(dir.path());
+        let model = d.engine.embedder().cloned().unwrap();
+        let config = dir.path().join("engine.toml");
+        std::fs::write(&config, "[hook]\nk = 3\n").unwrap();
+        d.reload_if_changed();
+        assert_eq!((d.settings.hook.k, d.engine.settings.hook.k), (3, 3));
+        assert!(Arc::ptr_eq(d.engine.embedder().unwrap(), &model), "[embed] unchanged: the model is kept");
+        // Fixed to another bad value: that section falls back to its defaults.
+        std::fs::write(&config, "[hook]\nk = 1000000000000\n").unwrap();
+        d.reload_if_changed();
+        assert_eq!(d.engine.settings.hook, crate::config::HookConfig::default());
+        std::fs::write(&config, "[context]\noutput_mode = \"legacy\"\n").unwrap();
+        d.reload_if_changed();
+        assert_eq!(d.engine.settings.context.output_mode, crate::config::OutputMode::Legacy);
+        std::fs::remove_file(&config).unwrap();
+        d.reload_if_changed();
+        assert_eq!(d.engine.settings, Settings::default(), "no file: the defaults again");
+    }
+
+    #[test]
+    fn a_deleted_or_replaced_index_directory_orphans_the_daemon() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = daemon_on(dir.path());
+        assert!(!d.orphaned());
+        let moved = dir.path().join("old-index");
+        std::fs::rename(&d.index, &moved).unwrap();
+        assert!(d.orphaned(), "deleted (moved away)");
+        std::fs::create_dir(&d.index).unwrap();
+        assert!(d.orphaned(), "replaced by a new directory at the same path");
+    }
 }

@@ -122,7 +122,7 @@ fn broken_payloads_exit_0_with_one_line_on_stderr() {
             serde_json::json!({"hook_event_name":"UserPromptSubmit","cwd":p.path()}).to_string().into_bytes(),
             "UserPromptSubmit without a prompt; nothing added",
         ),
-        (prompt(empty.path(), "why did we move sessions off memcached?"), "no index at or above"),
+        (prompt(empty.path(), "why did we move sessions off memcached?"), "no index of yours at or above"),
     ];
     for (input, want) in cases {
         let (code, out, err) = hook(&input, &[], &[]);

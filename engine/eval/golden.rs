@@ -696,7 +696,10 @@ mod tests {
         assert!(text.iter().any(|l| l.starts_with("FAIL memory hybrid ndcg@10 = 0.750 < 0.800 (short by 0.050)")));
         assert!(text.iter().any(|l| l.starts_with("ok   memory hook answered = 0.900 >= 0.900")), "{text:?}");
         assert!(text.iter().any(|l| l.starts_with("FAIL memory hook context_chars = 1600.000 > 1500.000")), "{text:?}");
-        assert!(text.iter().any(|l| l.starts_with("FAIL memory hook silent_chatter: the set has no prompts")), "{text:?}");
+        assert!(
+            text.iter().any(|l| l.starts_with("FAIL memory hook silent_chatter: the set has no prompts")),
+            "{text:?}"
+        );
         assert!(text.iter().any(|l| l.starts_with("ok   memory hybrid mrr@10")));
         assert!(text.iter().any(|l| l.contains("vector map: mode was not run")));
         std::fs::write(&p, "[memory.hybrid]\n\"ndcg@11\" = 0.8\n").unwrap();

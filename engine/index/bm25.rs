@@ -5,7 +5,9 @@
 //! `getUserName`, `get_user_name` and "get user name" meet in the middle.
 
 use crate::config::Bm25Config;
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::index::store;
+use std::path::Path;
 use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, RegexQuery, TermQuery};
 use tantivy::schema::{
     Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED, STORED, STRING,
@@ -13,7 +15,7 @@ use tantivy::schema::{
 use tantivy::tokenizer::{
     Language, LowerCaser, RemoveLongFilter, Stemmer, StopWordFilter, TextAnalyzer, Token, TokenStream, Tokenizer,
 };
-use tantivy::{Index, Term};
+use tantivy::{Index, IndexReader, Term};
 
 /// Name under which the analyzer is registered with tantivy.
 pub const ANALYZER: &str = "code";
@@ -78,6 +80,29 @@ pub fn analyzer() -> TextAnalyzer {
 /// Registers the analyzer on an index (needed on every open).
 pub fn register(index: &Index) {
     index.tokenizers().register(ANALYZER, analyzer());
+}
+
+/// Opens a generation's full-text index for reading. Missing or damaged files are
+/// [`Error::IndexCorrupt`]; tantivy asserts on some truncated files instead of returning an
+/// error, so a panic while opening is damage too.
+pub fn open_reader(gen_dir: &Path) -> Result<(Index, IndexReader)> {
+    let dir = gen_dir.join(store::TANTIVY_DIR);
+    let opened = crate::error::catch_panic(|| -> tantivy::Result<(Index, IndexReader)> {
+        let index = Index::open_in_dir(&dir)?;
+        register(&index);
+        let reader = index.reader()?;
+        Ok((index, reader))
+    });
+    let reason = match opened {
+        Ok(Ok(pair)) => return Ok(pair),
+        Ok(Err(e)) => e.to_string(),
+        Err(panic) => panic,
+    };
+    let name = gen_dir.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+    Err(Error::IndexCorrupt {
+        path: gen_dir.parent().unwrap_or(gen_dir).to_path_buf(),
+        reason: format!("{name}/{} cannot be opened ({reason})", store::TANTIVY_DIR),
+    })
 }
 
 /// Splits text into words, identifier parts and whole compound identifiers.

@@ -81,13 +81,20 @@ pub fn build(
     options: &BuildOptions,
 ) -> Result<IndexReport> {
     let started = Instant::now();
+    check_paths(index_dir, source)?;
     std::fs::create_dir_all(index_dir).ctx(|| format!("creating index directory {}", index_dir.display()))?;
     let _lock = WriterLock::acquire(index_dir)?;
-    let live = store::current_generation(index_dir)?;
+    let live = match store::current_generation(index_dir) {
+        // A rebuild is what a damaged index needs: it starts from nothing anyway.
+        Err(Error::IndexCorrupt { .. }) if options.rebuild => None,
+        other => other?,
+    };
     let previous: Option<(PathBuf, Meta)> = match (&live, options.rebuild) {
         (Some(dir), false) => {
             let meta = store::read_meta(dir)?;
             meta.check_compatible(index_dir, Some(embedder.id()))?;
+            // Found damaged now rather than half-way through linking its segments.
+            bm25::open_reader(dir)?;
             if meta.dimensions != embedder.dimensions() {
                 return Err(Error::IndexIncompatible {
                     path: index_dir.to_path_buf(),
@@ -229,6 +236,19 @@ pub fn build(
     Ok(report)
 }
 
+/// Usage errors before anything is created: an index path or a source directory that is a file.
+fn check_paths(index_dir: &Path, source: &Source) -> Result<()> {
+    if index_dir.exists() && !index_dir.is_dir() {
+        return Err(store::not_a_directory(index_dir));
+    }
+    match source {
+        Source::Dir(root) if !root.is_dir() => {
+            Err(Error::InvalidInput(format!("{} is not a directory to index", root.display())))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Embeds every new chunk text the cache does not have; returns how many were embedded.
 fn embed_missing(
     chunks: &[NewChunk],
@@ -366,6 +386,8 @@ pub fn status(index_dir: &Path) -> Result<Status> {
     let gen =
         store::current_generation(index_dir)?.ok_or_else(|| Error::IndexMissing { path: index_dir.to_path_buf() })?;
     let meta = store::read_meta(&gen)?;
+    // Status vouches for the index: damaged full-text files are reported here, not at the next search.
+    bm25::open_reader(&gen)?;
     let mut by_kind: std::collections::BTreeMap<String, KindCount> = Default::default();
     let mut by_lang: std::collections::BTreeMap<String, KindCount> = Default::default();
     for e in meta.docs.values() {

@@ -102,21 +102,39 @@ fn gen_number(name: &str) -> Option<u64> {
     name.strip_prefix("gen-")?.parse().ok()
 }
 
-/// The live generation's directory, if any.
+/// An index path naming something that is not a directory: the caller named the wrong path
+/// (a usage error), nothing to rebuild.
+pub fn not_a_directory(dir: &Path) -> Error {
+    Error::InvalidInput(format!("{} is not a directory (an index is a directory)", dir.display()))
+}
+
+fn corrupt(dir: &Path, reason: String) -> Error {
+    Error::IndexCorrupt { path: dir.to_path_buf(), reason }
+}
+
+/// The live generation's directory, if any; an error when `CURRENT` names no generation
+/// directory.
 pub fn current_generation(dir: &Path) -> Result<Option<PathBuf>> {
-    match std::fs::read_to_string(dir.join(CURRENT)) {
-        Ok(name) => {
-            let name = name.trim();
-            if gen_number(name).is_none() {
-                return Err(Error::IndexCorrupt {
-                    path: dir.join(CURRENT),
-                    reason: format!("unexpected content {name:?}"),
-                });
-            }
-            Ok(Some(dir.join(name)))
+    let name = match std::fs::read_to_string(dir.join(CURRENT)) {
+        Ok(name) => name.trim().to_string(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(_) if dir.exists() && !dir.is_dir() => return Err(not_a_directory(dir)),
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+            return Err(corrupt(dir, format!("{CURRENT} is not text")))
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(Error::io(format!("reading {}", dir.join(CURRENT).display()), e)),
+        Err(e) => return Err(Error::io(format!("reading {}", dir.join(CURRENT).display()), e)),
+    };
+    if gen_number(&name).is_none() {
+        return Err(corrupt(dir, format!("{CURRENT} holds {name:?}, not a generation name")));
+    }
+    let gen_dir = dir.join(&name);
+    match std::fs::metadata(&gen_dir) {
+        Ok(m) if m.is_dir() => Ok(Some(gen_dir)),
+        Ok(_) => Err(corrupt(dir, format!("{name}, named by {CURRENT}, is not a directory"))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(corrupt(dir, format!("{CURRENT} names {name}, which does not exist")))
+        }
+        Err(e) => Err(Error::io(format!("reading {}", gen_dir.display()), e)),
     }
 }
 
@@ -172,11 +190,22 @@ pub fn find_index(start: &Path) -> Found {
     found
 }
 
-/// Reads the live generation's metadata.
+/// Reads a generation's metadata.
 pub fn read_meta(gen_dir: &Path) -> Result<Meta> {
     let path = gen_dir.join(META);
-    let text = std::fs::read_to_string(&path).ctx(|| format!("reading {}", path.display()))?;
-    serde_json::from_str(&text).map_err(|e| Error::IndexCorrupt { path, reason: e.to_string() })
+    let index_dir = gen_dir.parent().unwrap_or(gen_dir);
+    let shown = || format!("{}/{META}", gen_dir.file_name().map(|n| n.to_string_lossy()).unwrap_or_default());
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(corrupt(index_dir, format!("{} is missing", shown())))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+            return Err(corrupt(index_dir, format!("{} is not text", shown())))
+        }
+        Err(e) => return Err(Error::io(format!("reading {}", path.display()), e)),
+    };
+    serde_json::from_str(&text).map_err(|e| corrupt(index_dir, format!("{}: {e}", shown())))
 }
 
 /// Writes a file and fsyncs it.
@@ -218,7 +247,9 @@ pub fn remove_generations_except(dir: &Path, keep: &[&Path]) -> Result<()> {
         let entry = entry.ctx(|| format!("listing {}", dir.display()))?;
         let path = entry.path();
         if gen_number(&entry.file_name().to_string_lossy()).is_some() && !keep.iter().any(|k| *k == path) {
-            std::fs::remove_dir_all(&path).ctx(|| format!("removing {}", path.display()))?;
+            // A damaged index can hold a file where a generation directory belongs.
+            let removed = if path.is_dir() { std::fs::remove_dir_all(&path) } else { std::fs::remove_file(&path) };
+            removed.ctx(|| format!("removing {}", path.display()))?;
         }
     }
     Ok(())

@@ -83,8 +83,11 @@ impl VectorStore {
     /// Loads the store of one generation.
     pub fn open(dir: &Path, with_graph: bool, config: &VectorConfig) -> Result<VectorStore> {
         let path = dir.join(FILE);
-        let bytes = std::fs::read(&path).ctx(|| format!("reading {}", path.display()))?;
         let corrupt = |reason: &str| Error::IndexCorrupt { path: path.clone(), reason: reason.into() };
+        let bytes = match std::fs::read(&path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(corrupt("missing")),
+            read => read.ctx(|| format!("reading {}", path.display()))?,
+        };
         if bytes.len() < 20 || &bytes[..8] != MAGIC {
             return Err(corrupt("bad header"));
         }

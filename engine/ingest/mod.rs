@@ -1,9 +1,10 @@
 //! Sources of documents: a directory walk (honouring .gitignore, .ignore and hidden-file rules the
 //! way ripgrep does, with include/exclude globs, plus `.claude/memory/` although it is hidden) and
 //! BEIR corpora (`corpus.jsonl`, one `{"_id","title","text"}` per line, `_id` kept as document id).
-//! Binary files, files over the size limit and invalid UTF-8 are skipped with a warning naming the
-//! file; nothing here panics on bad input. Secret-looking strings are redacted from every document
-//! here, so they never reach the index.
+//! Binary files, files over the size limit, invalid UTF-8 content and file names that are not
+//! UTF-8 (never converted lossily: two such names could merge into one) are skipped with a warning
+//! naming the file; nothing here panics on bad input. Secret-looking strings are redacted from
+//! every document here, so they never reach the index.
 
 use crate::config::IndexConfig;
 use crate::error::{Error, IoContext, Result};
@@ -283,11 +284,17 @@ pub fn scan_dir(root: &Path, config: &IndexConfig, index_dir: Option<&Path>) -> 
                     continue;
                 }
             }
-            let rel = path.strip_prefix(root).unwrap_or(path).to_string_lossy().replace('\\', "/");
-            if !seen.insert(rel.clone()) {
+            let rel_path = path.strip_prefix(root).unwrap_or(path);
+            if !seen.insert(rel_path.to_path_buf()) {
                 continue;
             }
             scan.files_scanned += 1;
+            // A lossy conversion would merge `x\xff.md` and `x\xfe.md` into one `x\u{fffd}.md`.
+            let Some(rel) = rel_path.to_str().map(|r| r.replace('\\', "/")) else {
+                scan.skipped += 1;
+                scan.warnings.push(format!("skipped {rel_path:?}: the file name is not valid UTF-8"));
+                continue;
+            };
             if include.as_ref().is_some_and(|g| !g.is_match(&rel)) || exclude.as_ref().is_some_and(|g| g.is_match(&rel))
             {
                 scan.skipped += 1;
@@ -465,6 +472,31 @@ mod tests {
         let config = IndexConfig { exclude: vec!["doc/**".into()], ..IndexConfig::default() };
         let scan = scan_dir(root, &config, None).unwrap();
         assert!(!scan.documents.iter().any(|d| d.id == "doc/rg.1"));
+    }
+
+    #[test]
+    fn file_names_that_are_not_utf8_are_skipped_with_a_warning_each() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(root.join("ok.md"), "# Ok\ntext").unwrap();
+        // Both would become "x\u{fffd}.md" through a lossy conversion.
+        for name in [&b"x\xff.md"[..], &b"x\xfe.md"[..]] {
+            std::fs::write(root.join(std::ffi::OsStr::from_bytes(name)), "# X\ntext").unwrap();
+        }
+        let scan = scan_dir(root, &IndexConfig::default(), None).unwrap();
+        let ids: Vec<&str> = scan.documents.iter().map(|d| d.id.as_str()).collect();
+        assert_eq!(ids, ["ok.md"]);
+        assert_eq!((scan.files_scanned, scan.skipped), (3, 2));
+        let mut warnings = scan.warnings.clone();
+        warnings.sort();
+        assert_eq!(
+            warnings,
+            [
+                "skipped \"x\\xFE.md\": the file name is not valid UTF-8",
+                "skipped \"x\\xFF.md\": the file name is not valid UTF-8"
+            ]
+        );
     }
 
     #[test]
