@@ -600,6 +600,16 @@ impl Validate for IndexConfig {
     fn check(&self, c: &mut Check) {
         c.globs("include", &self.include);
         c.globs("exclude", &self.exclude);
+        // The walk joins these to the project root: an absolute path or a `..` would index
+        // files outside the project.
+        for dir in &self.hidden_include {
+            let p = std::path::Path::new(dir);
+            if p.is_absolute() || p.components().any(|c| matches!(c, std::path::Component::ParentDir)) {
+                c.problems.push(format!(
+                    "[index] hidden_include: {dir:?} must be a path inside the project (relative, without \"..\")"
+                ));
+            }
+        }
         c.int("max_file_size", self.max_file_size, bounds::MAX_FILE_SIZE);
     }
 }
@@ -804,6 +814,17 @@ impl Settings {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hidden_include_stays_inside_the_project() {
+        for bad in ["/etc", "../other", ".claude/../../x"] {
+            let (layer, _) = SettingsLayer::from_toml(&format!("[index]\nhidden_include = [{bad:?}]\n"), "t").unwrap();
+            let e = layer.resolve().unwrap_err().to_string();
+            assert!(e.contains("hidden_include") && e.contains("inside the project"), "{e}");
+        }
+        let (layer, _) = SettingsLayer::from_toml("[index]\nhidden_include = [\".github\"]\n", "t").unwrap();
+        assert!(layer.resolve().is_ok());
+    }
 
     #[test]
     fn later_layers_win_and_defaults_fill_the_rest() {

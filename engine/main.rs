@@ -12,6 +12,15 @@ fn main() {
         Ok(cli) => cli,
         Err(e) => usage_error(e),
     };
+    if !matches!(cli.command, engine::cli::Command::Hook { .. } | engine::cli::Command::Serve { .. }) {
+        // `engine search … | head`: a reader that stops early ends the process quietly, as for any
+        // Unix filter, instead of a panic in println!. The hook and the daemon handle EPIPE
+        // themselves (the hook must exit 0 whatever its reader does).
+        // SAFETY: setting a signal's disposition to its default before any thread starts.
+        unsafe {
+            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        }
+    }
     match engine::cli::run(cli) {
         Ok(code) => std::process::exit(code),
         Err(err) => {

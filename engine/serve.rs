@@ -206,7 +206,10 @@ impl Daemon {
         if self.socket_ino.is_some() && inode(&self.socket) == self.socket_ino {
             let _ = std::fs::remove_file(&self.socket);
         }
-        std::process::exit(0)
+        // As in `hook::finish`: no exit handlers or ONNX Runtime destructors may run under a thread
+        // still inside the runtime (the warm-up, or a reindex started before the lock was taken).
+        // SAFETY: _exit only ends the process.
+        unsafe { libc::_exit(0) }
     }
 
     /// Exits when orphaned; reloads the settings when the config file changed.
