@@ -938,3 +938,83 @@ mod tests {
         assert!(SettingsLayer::from_toml("[embed", "cfg.toml").unwrap_err().to_string().contains("cfg.toml"));
     }
 }
+
+/// Property tests: whatever a config file holds, reading it never panics, and what the hook and
+/// the daemon load from it ([`Settings::load`]) is always valid settings.
+#[cfg(test)]
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    const SECTIONS: [&str; 12] =
+        ["embed", "index", "chunk", "vector", "bm25", "search", "fuse", "rerank", "tier", "context", "hook", "nope"];
+    const KEYS: [&str; 24] = [
+        "k",
+        "top_n",
+        "threads",
+        "batch_size",
+        "max_length",
+        "max_tokens",
+        "overlap",
+        "m",
+        "ef_search",
+        "deadline_ms",
+        "max_chars",
+        "budget_tokens",
+        "fill",
+        "high_ratio",
+        "medium_ratio",
+        "weight",
+        "mode",
+        "output_mode",
+        "include",
+        "hidden_include",
+        "k_vector",
+        "concept",
+        "idle_timeout_s",
+        "nonsense",
+    ];
+
+    fn value() -> impl Strategy<Value = String> {
+        prop_oneof![
+            any::<i64>().prop_map(|v| v.to_string()),
+            any::<u64>().prop_map(|v| v.to_string()),
+            any::<f64>().prop_map(|v| format!("{v:?}")),
+            Just("nan".to_string()),
+            Just("-inf".to_string()),
+            any::<bool>().prop_map(|v| v.to_string()),
+            "[a-z/.*]{0,12}".prop_map(|v| format!("{v:?}")),
+            "[a-z/.*]{0,8}".prop_map(|v| format!("[{v:?}, \"/etc\"]")),
+            Just("{ vector = 1.0, lexical = -2.0, symbol = 0.0 }".to_string()),
+        ]
+    }
+
+    fn config_text() -> impl Strategy<Value = String> {
+        let line = (prop::sample::select(KEYS.to_vec()), value()).prop_map(|(k, v)| format!("{k} = {v}\n"));
+        let section = (prop::sample::select(SECTIONS.to_vec()), prop::collection::vec(line, 0..6))
+            .prop_map(|(name, lines)| format!("[{name}]\n{}", lines.concat()));
+        prop_oneof![
+            8 => prop::collection::vec(section, 0..5).prop_map(|s| s.concat()),
+            1 => ".{0,200}",
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 1500, ..ProptestConfig::default() })]
+
+        #[test]
+        fn any_config_loads_leniently_into_valid_settings(text in config_text()) {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("engine.toml");
+            std::fs::write(&path, &text).unwrap();
+            // Strict reading: an error or settings, never a panic.
+            if let Ok((layer, _)) = SettingsLayer::from_toml(&text, "t") {
+                let _ = layer.resolve();
+            }
+            // Lenient reading: when the file parses, what comes back is always usable.
+            if let Ok((settings, _)) = Settings::load(&path) {
+                prop_assert!(settings.validate().is_ok(), "{:?}", settings.problems());
+            }
+        }
+    }
+}

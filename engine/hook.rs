@@ -791,46 +791,8 @@ mod tests {
 
     /// A settings file in the layout install writes (two-space pretty JSON), keys deliberately
     /// out of alphabetical order, with a user hook and an empty entry of the user's own.
-    const ORIGINAL: &str = r#"{
-  "model": "opus",
-  "permissions": {
-    "deny": [],
-    "allow": [
-      "Bash(ls)"
-    ]
-  },
-  "hooks": {
-    "UserPromptSubmit": [
-      {
-        "hooks": [
-          {
-            "type": "command",
-            "command": "other-tool check",
-            "timeout": 3
-          }
-        ]
-      },
-      {
-        "hooks": []
-      }
-    ],
-    "Stop": [
-      {
-        "hooks": [
-          {
-            "type": "command",
-            "command": "notify"
-          }
-        ]
-      }
-    ]
-  },
-  "env": {
-    "ZED": "1",
-    "ALPHA": "2"
-  }
-}
-"#;
+    /// A user's settings file with hooks of other tools, an empty entry and keys out of order.
+    const ORIGINAL: &str = include_str!("../tests/data/claude-settings.json");
 
     #[test]
     fn another_binary_name_installs_once_keeps_the_original_and_uninstalls_to_it_byte_for_byte() {

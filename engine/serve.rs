@@ -270,7 +270,13 @@ fn bind(path: &Path) -> Result<(UnixListener, Option<u64>)> {
         return Err(Error::InvalidInput(format!("a daemon already serves {}", path.display())));
     }
     let _ = std::fs::remove_file(path);
-    let listener = UnixListener::bind(path).map_err(|e| Error::io(format!("binding {}", path.display()), e))?;
+    // The socket is born owner-only: bound under a umask of 0177 rather than restricted after the
+    // bind, so there is no moment at which it has the default mode.
+    // SAFETY: umask only swaps the process's file-creation mask; restored right after.
+    let before = unsafe { libc::umask(0o177) };
+    let bound = UnixListener::bind(path);
+    unsafe { libc::umask(before) };
+    let listener = bound.map_err(|e| Error::io(format!("binding {}", path.display()), e))?;
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
         .map_err(|e| Error::io(format!("restricting {}", path.display()), e))?;

@@ -134,12 +134,12 @@ fn broken_payloads_exit_0_with_one_line_on_stderr() {
     // An unknown event: nothing at all.
     let other = serde_json::json!({"hook_event_name":"Notification","cwd":p.path(),"message":"x"}).to_string();
     assert_eq!(hook(other.as_bytes(), &[], &[]), (0, String::new(), String::new()));
-    // A 10 MB prompt: cut before searching, answered in time.
+    // A 10 MB prompt: cut before searching (the cut itself: `hook::gate`'s unit test), answered.
+    // No timing is asserted: on a loaded machine any bound would be a guess.
     let big = format!("why did we move sessions off memcached? {}", "lorem ipsum ".repeat(900_000));
-    let t = Instant::now();
-    let (code, _, err) = hook(&prompt(p.path(), &big), &[], &[]);
+    let (code, out, err) = hook(&prompt(p.path(), &big), &[], &[]);
     assert_eq!(code, 0, "{err}");
-    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    assert!(context_of(&out).contains("decision-session-store.json"), "{out}");
 }
 
 #[test]
@@ -214,7 +214,7 @@ fn session_start_digests_memory_and_changes_and_edits_are_picked_up() {
 
 fn wait_for(path: &Path) {
     let t = Instant::now();
-    while !path.exists() && t.elapsed() < Duration::from_secs(20) {
+    while !path.exists() && t.elapsed() < Duration::from_secs(180) {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
@@ -296,39 +296,9 @@ fn install_and_uninstall_edit_the_project_settings() {
     assert_eq!(json(&std::fs::read_to_string(&settings).unwrap()), serde_json::json!({}));
 }
 
-/// A user's settings in the layout install writes (two-space pretty JSON), keys out of
-/// alphabetical order.
-const SETTINGS: &str = r#"{
-  "model": "opus",
-  "hooks": {
-    "UserPromptSubmit": [
-      {
-        "hooks": [
-          {
-            "type": "command",
-            "command": "other-tool check",
-            "timeout": 3
-          }
-        ]
-      }
-    ],
-    "Stop": [
-      {
-        "hooks": [
-          {
-            "type": "command",
-            "command": "notify"
-          }
-        ]
-      }
-    ]
-  },
-  "env": {
-    "ZED": "1",
-    "ALPHA": "2"
-  }
-}
-"#;
+/// A user's settings in the layout install writes (two-space pretty JSON): keys out of
+/// alphabetical order, other tools' hooks, an empty entry (shared with the unit tests).
+const SETTINGS: &str = include_str!("data/claude-settings.json");
 
 fn names(dir: &Path) -> Vec<String> {
     let mut n: Vec<String> =
