@@ -31,13 +31,16 @@ pub struct SearchRequest {
     pub k: usize,
     pub mode: Mode,
     pub explain: bool,
+    /// Also measure the query-level [`Evidence`] and each hit's coverage (they analyse every hit's
+    /// text, so a plain search does not pay for them).
+    pub evidence: bool,
     /// Overrides `[rerank] mode` for this query.
     pub rerank: Option<crate::config::RerankMode>,
 }
 
 impl SearchRequest {
     pub fn new(query: impl Into<String>, k: usize, mode: Mode) -> SearchRequest {
-        SearchRequest { query: query.into(), k, mode, explain: false, rerank: None }
+        SearchRequest { query: query.into(), k, mode, explain: false, evidence: false, rerank: None }
     }
 }
 
@@ -80,8 +83,10 @@ pub struct Hit {
     pub lexical_rank: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub vector_rank: Option<usize>,
-    /// Share of the query's term weight (IDF) that occurs in the chunk's title, path and text.
-    pub coverage: f32,
+    /// Share of the query's term weight (IDF) that occurs in the chunk's title, path and text
+    /// (when the request asked for evidence).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub coverage: Option<f32>,
     pub snippet: String,
     #[serde(skip)]
     pub text: String,
@@ -156,7 +161,9 @@ pub struct SearchResponse {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rerank: Option<RerankReport>,
     pub results: Vec<Hit>,
-    pub evidence: Evidence,
+    /// When the request asked for it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<Evidence>,
     pub timings_ms: Timings,
 }
 
@@ -390,8 +397,6 @@ impl Engine {
         let mut legs = Vec::new();
         let mut addresses: HashMap<u64, DocAddress> = HashMap::new();
         let bm25_scores: HashMap<u64, f32> = lexical.iter().flatten().map(|(h, _)| (h.key, h.score)).collect();
-        let lexical_top: Vec<u64> = lexical.iter().flatten().take(AGREEMENT_RANK).map(|(h, _)| h.key).collect();
-        let vector_top: Vec<u64> = vector.iter().flatten().take(AGREEMENT_RANK).map(|h| h.key).collect();
         for (leg, hits) in [(Leg::Lexical, lexical), (Leg::Symbol, symbol)] {
             if let Some(hits) = hits {
                 legs.push((leg, hits.iter().map(|(h, _)| *h).collect::<Vec<_>>()));
@@ -470,7 +475,7 @@ impl Engine {
             })
             .collect();
         tier::label(&mut results, &self.settings.tier);
-        let evidence = self.evidence(&searcher, query, &mut results, &lexical_top, &vector_top);
+        let evidence = req.evidence.then(|| self.evidence(&searcher, query, &mut results));
         timings.total = ms(started);
         Ok(SearchResponse {
             query: query.to_string(),
@@ -486,14 +491,7 @@ impl Engine {
     }
 
     /// The query-level evidence of a ranked result list; sets each hit's coverage.
-    fn evidence(
-        &self,
-        searcher: &Searcher,
-        query: &str,
-        results: &mut [Hit],
-        lexical: &[u64],
-        vector: &[u64],
-    ) -> Evidence {
+    fn evidence(&self, searcher: &Searcher, query: &str, results: &mut [Hit]) -> Evidence {
         let mut terms = bm25::terms(query);
         terms.sort();
         terms.dedup();
@@ -526,13 +524,11 @@ impl Engine {
         for (i, h) in results.iter_mut().enumerate() {
             let words: std::collections::HashSet<String> =
                 bm25::terms(&format!("{}\n{}\n{}", h.title, h.path, h.text)).into_iter().collect();
-            h.coverage = share(&|w| words.contains(w.0.as_str()));
+            h.coverage = Some(share(&|w| words.contains(w.0.as_str())));
             if i < COVERAGE_HITS {
                 seen.extend(words);
             }
         }
-        let key = |h: &Hit| h.id.rsplit_once('#').and_then(|(_, v)| v.parse::<u64>().ok());
-        let best = results.first().and_then(key);
         Evidence {
             top_cosine: results.iter().filter_map(|h| h.cosine).reduce(f32::max),
             second_cosine: {
@@ -543,7 +539,11 @@ impl Engine {
             top_bm25: results.iter().filter_map(|h| h.bm25).reduce(f32::max),
             coverage: share(&|w| seen.contains(w.0.as_str())),
             unseen: share(&|w| w.1 == 0),
-            agreement: best.is_some_and(|b| lexical.contains(&b) && vector.contains(&b)),
+            // The fused ranks are already on the hit: no second list of each leg's top keys.
+            agreement: results.first().is_some_and(|b| {
+                let within = |rank: Option<usize>| rank.is_some_and(|r| r <= AGREEMENT_RANK);
+                within(b.lexical_rank) && within(b.vector_rank)
+            }),
             terms: terms.len(),
         }
     }
@@ -724,7 +724,7 @@ impl Engine {
             bm25: None,
             lexical_rank: None,
             vector_rank: None,
-            coverage: 0.0,
+            coverage: None,
             snippet: String::new(),
             text: text(f.body),
             kind: text(f.kind),

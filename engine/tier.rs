@@ -242,17 +242,25 @@ fn attrs(hit: &Hit, config: &ContextConfig) -> String {
 }
 
 /// Renders one hit at a layer. `neighbours` is only read for [`Layer::Neighbours`].
-fn render(query: &str, hit: &Hit, layer: Layer, neighbours: &[Hit], config: &ContextConfig) -> String {
-    let a = attrs(hit, config);
-    // Secrets go before any window or summary cuts the text (a cut token no longer matches).
-    let text = visible(&hit.text, true);
-    let window = || crate::search::snippet(&text, query, config.snippet_chars);
+/// `a` is the hit's [`attrs`] and `text` its [`visible`] text, made once by the caller however many
+/// layers it tries (secrets go before any window or summary cuts the text: a cut token no longer
+/// matches).
+fn render(
+    query: &str,
+    hit: &Hit,
+    a: &str,
+    text: &str,
+    layer: Layer,
+    neighbours: &[Hit],
+    config: &ContextConfig,
+) -> String {
+    let window = || crate::search::snippet(text, query, config.snippet_chars);
     match layer {
         Layer::Summary if hit.confidence == Confidence::Medium => format!("<memory-compact{a}/>\n"),
         Layer::Summary => {
             format!(
                 "<result{a}>{}</result>\n",
-                clean(&summary(&text, config.summary_chars), config.summary_chars, false)
+                clean(&summary(text, config.summary_chars), config.summary_chars, false)
             )
         }
         Layer::Snippet => format!("<result{a}>\n{}\n</result>\n", clean(&window(), config.snippet_chars + 4, true)),
@@ -334,10 +342,11 @@ pub fn context(
         } else {
             Vec::new()
         };
+        let (a, text) = (attrs(hit, config), visible(&hit.text, true));
         let fitted = [*layer, Layer::Snippet, Layer::Summary]
             .into_iter()
             .filter(|l| l <= layer)
-            .map(|l| (l, render(query, hit, l, &near, config)))
+            .map(|l| (l, render(query, hit, &a, &text, l, &near, config)))
             .map(|(l, text)| (l, count(&text), text))
             .find(|(_, tokens, _)| used + tokens <= limit);
         match fitted {
@@ -677,7 +686,7 @@ mod tests {
         for layer in [Layer::Summary, Layer::Snippet, Layer::Full] {
             let mut high = h.clone();
             high.confidence = High;
-            let text = render("q", &high, layer, &[], &c);
+            let text = render("q", &high, &attrs(&high, &c), &visible(&high.text, true), layer, &[], &c);
             assert!(!text.contains("ghp_") && !text.contains("0123456789abcdef"), "{layer:?}: {text}");
             assert!(!text.contains(['\u{FFFE}', '\u{FFFF}', '\u{FDD0}']), "{text}");
         }

@@ -430,7 +430,9 @@ pub fn features(engine: &crate::Engine, set: &GoldenSet) -> Result<Vec<serde_jso
         let gated = crate::hook::gate(&query.text, config);
         let resp = match &gated {
             crate::hook::Gate::Search(text) => {
-                Some(engine.search(&crate::SearchRequest::new(text.as_str(), config.k, crate::config::Mode::Hybrid))?)
+                let mut req = crate::SearchRequest::new(text.as_str(), config.k, crate::config::Mode::Hybrid);
+                req.evidence = true;
+                Some(engine.search(&req)?)
             }
             _ => None,
         };

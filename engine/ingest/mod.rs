@@ -236,7 +236,13 @@ fn kind_of(rel: &str, text: &str) -> Option<(Kind, Option<Lang>)> {
     if generated_name(rel) {
         return None;
     }
-    match classify(rel) {
+    content_kind(classify(rel), text)
+}
+
+/// What a file whose name is not a generated one's is, from what its name says (`known`) and its
+/// content.
+fn content_kind(known: Option<(Kind, Option<Lang>)>, text: &str) -> Option<(Kind, Option<Lang>)> {
+    match known {
         // JSON that is not memory records (package.json, tsconfig.json…) is text.
         Some((Kind::Memory, _)) if crate::chunk::memory::parse(text).is_none() => {
             plain_text(text).then_some((Kind::Text, None))
@@ -308,7 +314,7 @@ pub fn scan_dir(root: &Path, config: &IndexConfig, index_dir: Option<&Path>) -> 
             // Secrets never enter the index: redacted here, on the whole document, before any
             // chunk boundary could split one into pieces no pattern recognises.
             match read_text(path, config.max_file_size).map(crate::secrets::redact_owned) {
-                Ok(text) => match kind_of(&rel, &text) {
+                Ok(text) => match content_kind(known, &text) {
                     Some((kind, lang)) => scan.documents.push(Document::new(&rel, kind, lang, text)),
                     None => scan.skipped += 1,
                 },
