@@ -192,6 +192,8 @@ mod tests {
             symbols: vec![],
             paths: vec![],
             modules: vec![],
+            conversational: false,
+            about_tests: false,
         };
         let w = mix(&intent, &c);
         assert!((w.symbol - (0.5 * c.symbol.symbol + 0.5 * c.concept.symbol)).abs() < 1e-6);

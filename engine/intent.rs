@@ -49,6 +49,11 @@ pub struct IntentResult {
     pub paths: Vec<String>,
     /// Module paths (`a::b`, `pkg.mod.fn`) found in the query.
     pub modules: Vec<String>,
+    /// The prompt talks to the assistant about the session ("revert what you just did", "ok
+    /// rerun the tests") rather than asking about the project: see [`conversational`].
+    pub conversational: bool,
+    /// The query asks about tests, so test files are not demoted: see [`about_tests`].
+    pub about_tests: bool,
 }
 
 impl IntentResult {
@@ -176,7 +181,61 @@ pub fn classify(query: &str) -> IntentResult {
     let sum: f32 = exps.iter().sum();
     let probabilities: Vec<(Intent, f32)> = INTENTS.iter().zip(&exps).map(|(i, e)| (*i, e / sum)).collect();
     let top = probabilities.iter().max_by(|a, b| a.1.total_cmp(&b.1)).map(|(i, _)| *i).unwrap_or(Intent::Balanced);
-    IntentResult { probabilities, top, symbols, paths, modules }
+    IntentResult {
+        probabilities,
+        top,
+        symbols,
+        paths,
+        modules,
+        conversational: conversational(query),
+        about_tests: about_tests(query),
+    }
+}
+
+/// Words a question about a project starts with.
+const QUESTION_WORDS: &[&str] = &[
+    "where", "why", "how", "what", "what's", "which", "who", "whom", "whose", "when", "is", "are", "does", "do", "did",
+    "can", "could", "should", "would", "will", "was", "were", "has", "have",
+];
+/// Acknowledgements and fillers a turn of a conversation opens with.
+const OPENERS: &[&str] = &[
+    "ok", "okay", "hmm", "thanks", "thank", "great", "nice", "fine", "perfect", "wait", "no", "yes", "yeah", "now",
+    "please", "cool", "alright", "right", "sure", "so", "and", "then", "also", "lgtm", "good", "looks", "sounds",
+];
+/// Words that point into the conversation rather than the project: what was just done, by whom.
+const DEICTIC: &[&str] = &[
+    "that", "it", "this", "those", "these", "again", "you", "you're", "your", "me", "just", "instead", "same", "still",
+    "too", "we", "let's", "us",
+];
+
+/// Whether a prompt reads as a turn of the conversation rather than a question about the
+/// project: not a question (no `?`, no question word first) and either opening with an
+/// acknowledgement ("ok", "thanks", "looks good") or pointing back into the session ("that",
+/// "again", "what you just did"). A form signal only: abstention weighs it with the evidence,
+/// since "fix the flaky upload test again" is both.
+pub fn conversational(query: &str) -> bool {
+    if query.contains('?') {
+        return false;
+    }
+    let lower = query.to_lowercase();
+    let words: Vec<&str> = lower.split(|c: char| !c.is_alphanumeric() && c != '\'').filter(|w| !w.is_empty()).collect();
+    match words.first() {
+        None => false,
+        Some(w) if QUESTION_WORDS.contains(w) => false,
+        Some(w) if OPENERS.contains(w) => true,
+        Some(_) => words.iter().any(|w| DEICTIC.contains(w)),
+    }
+}
+
+/// Whether a query is about tests, benchmarks or fixtures, so files of that kind are what it wants.
+pub fn about_tests(query: &str) -> bool {
+    static TESTS: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(
+            r"(?i)\b(tests?|testing|tested|spec|specs|fixtures?|bench(mark)?(s|ed|ing)?|pytest|unittest|mocks?)\b",
+        )
+        .expect("valid")
+    });
+    TESTS.is_match(query)
 }
 
 #[cfg(test)]
@@ -222,6 +281,22 @@ mod tests {
         assert!(r.paths.contains(&"src/index/store.rs".to_string()), "{:?}", r.paths);
         assert!(r.modules.contains(&"engine::search::Engine".to_string()), "{:?}", r.modules);
         assert!(r.symbols.contains(&"Engine".to_string()));
+    }
+
+    #[test]
+    fn session_turns_are_told_from_questions() {
+        for p in
+            ["ok rerun the whole suite", "revert what you just did", "thanks, that works now", "rename that helper"]
+        {
+            assert!(conversational(p), "{p}");
+        }
+        for p in
+            ["where is the help width decided", "why does it sleep on exit?", "flaky upload test", "option prompts"]
+        {
+            assert!(!conversational(p), "{p}");
+        }
+        assert!(about_tests("how do I simulate input in a unit test") && about_tests("benchmarks of the parser"));
+        assert!(!about_tests("where is the latest version decided") && !about_tests("contest entry"));
     }
 
     #[test]

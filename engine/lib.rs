@@ -13,6 +13,7 @@ pub use config::{Settings, SettingsLayer};
 pub use embed::{Embedder, HashEmbedder, OnnxEmbedder};
 pub use error::{Error, Result};
 pub use models::Models;
+pub mod abstain;
 pub mod chunk;
 pub mod fuse;
 pub mod hook;

@@ -31,8 +31,8 @@ pub struct SearchRequest {
     pub k: usize,
     pub mode: Mode,
     pub explain: bool,
-    /// Also measure the query-level [`Evidence`] and each hit's coverage (they analyse every hit's
-    /// text, so a plain search does not pay for them).
+    /// Also return the query-level [`Evidence`] and every hit's coverage (abstention always
+    /// measures them on the first hits; this analyses every hit's text).
     pub evidence: bool,
     /// Overrides `[rerank] mode` for this query.
     pub rerank: Option<crate::config::RerankMode>,
@@ -140,10 +140,14 @@ pub struct Evidence {
     pub agreement: bool,
     /// Distinct analyzed terms of the query.
     pub terms: usize,
+    /// The best [`Hit::coverage`] among the first hits: how much of the query one chunk holds.
+    pub best_coverage: f32,
 }
 
 /// Hits whose text counts for [`Evidence::coverage`].
 const COVERAGE_HITS: usize = 3;
+/// Hits whose coverage is measured on every query (for [`Evidence::best_coverage`]).
+const MEASURED_HITS: usize = 10;
 /// Rank within a leg that counts as the leg agreeing on a hit.
 const AGREEMENT_RANK: usize = 10;
 
@@ -164,6 +168,9 @@ pub struct SearchResponse {
     /// When the request asked for it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub evidence: Option<Evidence>,
+    /// Whether anything answers the query ([`crate::abstain`]); `None` when abstention is off.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<crate::abstain::Verdict>,
     pub timings_ms: Timings,
 }
 
@@ -428,6 +435,11 @@ impl Engine {
                 f.score *= self.settings.fuse.expansion_boost;
                 boosts.push(format!("expansion x{}", self.settings.fuse.expansion_boost));
             }
+            let test_factor = self.settings.fuse.test_factor;
+            if test_factor != 1.0 && !intent.about_tests && crate::ingest::is_test_path(&hit.path) {
+                f.score *= test_factor;
+                boosts.push(format!("test file x{test_factor}"));
+            }
         }
         hits.sort_by(|a, b| b.0.score.total_cmp(&a.0.score).then(a.0.key.cmp(&b.0.key)));
         let mut results: Vec<(Fused, Hit, Vec<String>)> = Vec::new();
@@ -475,7 +487,10 @@ impl Engine {
             })
             .collect();
         tier::label(&mut results, &self.settings.tier);
-        let evidence = req.evidence.then(|| self.evidence(&searcher, query, &mut results));
+        let measured = if req.evidence { results.len() } else { MEASURED_HITS };
+        let evidence = self.evidence(&searcher, query, &mut results, measured);
+        let verdict = crate::abstain::calibrate(&mut results, &evidence, intent.conversational, &self.settings.abstain);
+        let evidence = req.evidence.then_some(evidence);
         timings.total = ms(started);
         Ok(SearchResponse {
             query: query.to_string(),
@@ -486,12 +501,13 @@ impl Engine {
             rerank,
             results,
             evidence,
+            verdict,
             timings_ms: timings,
         })
     }
 
     /// The query-level evidence of a ranked result list; sets each hit's coverage.
-    fn evidence(&self, searcher: &Searcher, query: &str, results: &mut [Hit]) -> Evidence {
+    fn evidence(&self, searcher: &Searcher, query: &str, results: &mut [Hit], measured: usize) -> Evidence {
         let mut terms = bm25::terms(query);
         terms.sort();
         terms.dedup();
@@ -521,7 +537,7 @@ impl Engine {
             }
         };
         let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
-        for (i, h) in results.iter_mut().enumerate() {
+        for (i, h) in results.iter_mut().take(measured).enumerate() {
             let words: std::collections::HashSet<String> =
                 bm25::terms(&format!("{}\n{}\n{}", h.title, h.path, h.text)).into_iter().collect();
             h.coverage = Some(share(&|w| words.contains(w.0.as_str())));
@@ -545,6 +561,7 @@ impl Engine {
                 within(b.lexical_rank) && within(b.vector_rank)
             }),
             terms: terms.len(),
+            best_coverage: results.iter().take(MEASURED_HITS).filter_map(|h| h.coverage).fold(0.0, f32::max),
         }
     }
 

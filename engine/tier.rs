@@ -305,9 +305,17 @@ pub fn context(
                 1 => Rule::HighConfidenceSingle,
                 _ => Rule::AmbiguousMultipleHigh,
             };
+            // One entry per file, its best chunk: a file listed twice repeats its path and says
+            // nothing new, and the room is better spent on another candidate file.
+            let mut files: Vec<&str> = Vec::new();
             let plan = hits
                 .iter()
                 .filter(|h| h.confidence != Confidence::Low)
+                .filter(|h| {
+                    let new = !files.contains(&h.doc.as_str());
+                    files.push(&h.doc);
+                    new
+                })
                 .map(|h| {
                     let layer = match (h.confidence, rule) {
                         (Confidence::High, Rule::ClearWinner) => Layer::Full,
@@ -489,7 +497,7 @@ fn unescape(s: &str) -> Option<String> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     pub fn hit(id: &str, score: f32, cosine: f32) -> Hit {
@@ -599,7 +607,7 @@ mod tests {
         let b = context("q", &hits, &c, &near, &words);
         assert_eq!(b.rule, Rule::AmbiguousMultipleHigh);
         assert_eq!(b.text.matches("<neighbour ").count(), 2);
-        // A neighbour that is another hit, or already shown, appears once.
+        // A file with two hits is listed once.
         let mut same_file = labelled(&[("a", 1.0, 0.7, High), ("b", 0.95, 0.7, High)]);
         for (i, h) in same_file.iter_mut().enumerate() {
             h.doc = "f.rs".into();
@@ -614,7 +622,9 @@ mod tests {
             vec![other, n]
         };
         let b = context("q", &same_file, &c, &around, &words);
-        assert_eq!(b.text.matches("<neighbour ").count(), 1, "{}", b.text);
+        // One entry per file: the best chunk, with the chunks around it.
+        assert_eq!(b.shown.len(), 1, "{}", b.text);
+        assert_eq!(b.text.matches("<neighbour ").count(), 2, "{}", b.text);
         assert!(b.shown.iter().all(|s| s.layer == Layer::Neighbours));
         // Only medium: compact lines, and the note after the wrapper.
         let hits = labelled(&[("a", 1.0, 0.4, Medium)]);

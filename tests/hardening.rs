@@ -156,8 +156,8 @@ fn the_hook_keeps_answering_when_a_config_section_is_out_of_range() {
         "engine hook: config: [hook] k = 1000000000000 is out of range: allowed 1..=1000; using the [hook] defaults"
     );
     assert!(out.contains("decision-session-store.json"), "still answers: {out}");
-    // The valid [context] section was kept: legacy mode shows every hit as a full result.
-    assert!(!out.contains("<memory-compact"), "{out}");
+    // The valid [context] section was kept: legacy mode shows hits as results (tiered mode shows
+    // at most one, the rest as compact lines) until the budget is spent.
     assert!(out.matches("<result ").count() > 1, "{out}");
 }
 

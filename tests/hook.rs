@@ -71,12 +71,10 @@ fn a_prompt_gets_tiered_context() {
     let (code, out, err) = hook(&prompt(p.path(), "why did we move sessions off memcached?"), &[], &[]);
     assert_eq!((code, err.as_str()), (0, ""));
     let ctx = context_of(&out);
-    assert!(
-        ctx.starts_with(
-            "<memory-context>\n<result confidence=\"high\" path=\".claude/memory/decision-session-store.json\""
-        ),
-        "{ctx}"
-    );
+    // The decision comes first. Whether it is "high" is the calibrated model's call (engine::abstain):
+    // on a corpus of twenty files, "why", "did" and "we" are rare words the record lacks.
+    assert!(ctx.starts_with("<memory-context>\n<"), "{ctx}");
+    assert!(ctx.lines().nth(1).unwrap().contains(" path=\".claude/memory/decision-session-store.json\""), "{ctx}");
     assert!(ctx.chars().count() <= 8000);
     // --plain: the block itself.
     let (code, out, _) = hook(&prompt(p.path(), "why did we move sessions off memcached?"), &["--plain"], &[]);
@@ -96,6 +94,11 @@ fn nothing_relevant_trivial_or_secret_prompts_get_nothing() {
     }
     let (code, out, err) = hook(&prompt(p.path(), "write a haiku about autumn leaves falling"), &[], &[]);
     assert_eq!((code, out.as_str(), err.as_str()), (0, "", ""), "nothing relevant: no context");
+    // Turns of the conversation pass the trivial-prompt gate but nothing answers them (abstention).
+    for text in ["ok rerun the whole test suite", "looks good, commit it and push the branch"] {
+        let (code, out, err) = hook(&prompt(p.path(), text), &[], &[]);
+        assert_eq!((code, out.as_str(), err.as_str()), (0, "", ""), "{text:?}");
+    }
     let (code, out, err) = hook(&prompt(p.path(), "ghp_0123456789abcdefghijABCDEFGHIJ012345"), &[], &[]);
     assert_eq!((code, out.as_str()), (0, ""));
     assert_eq!(err, "engine hook: the prompt is mostly a secret (GitHub token); not searched\n");
@@ -137,9 +140,10 @@ fn broken_payloads_exit_0_with_one_line_on_stderr() {
     // A 10 MB prompt: cut before searching (the cut itself: `hook::gate`'s unit test), answered.
     // No timing is asserted: on a loaded machine any bound would be a guess.
     let big = format!("why did we move sessions off memcached? {}", "lorem ipsum ".repeat(900_000));
+    // Cut to [hook] max_query_chars, the prompt is mostly "lorem ipsum", words no file holds: the
+    // hook answers quietly, with nothing to add.
     let (code, out, err) = hook(&prompt(p.path(), &big), &[], &[]);
-    assert_eq!(code, 0, "{err}");
-    assert!(context_of(&out).contains("decision-session-store.json"), "{out}");
+    assert_eq!((code, out.as_str(), err.as_str()), (0, "", ""));
 }
 
 #[test]

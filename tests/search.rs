@@ -209,3 +209,39 @@ fn config_check_names_bad_keys_and_their_fallbacks() {
     assert_eq!(code, 2);
     assert!(err.contains("[tier]"), "{err}");
 }
+
+#[test]
+fn test_files_yield_to_the_code_they_test_unless_the_question_is_about_tests() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = [
+        (
+            "src/dates.py",
+            "def parse_date(text):\n    \"\"\"Parse an ISO 8601 date such as 2024-03-01 into a (year, month, day) tuple.\n\n    Raises ValueError when the text is not a valid calendar date.\"\"\"\n    year, month, day = (int(p) for p in text.split(\"-\"))\n    if not 1 <= month <= 12:\n        raise ValueError(f\"month out of range in {text!r}\")\n    return year, month, day\n",
+        ),
+        (
+            "tests/test_dates.py",
+            "from dates import parse_date\n\ndef test_parse_date_valid_iso_date():\n    # parse an ISO 8601 date into a year, month, day tuple\n    assert parse_date(\"2024-03-01\") == (2024, 3, 1)\n\ndef test_parse_date_invalid_month_raises_value_error():\n    # an invalid calendar date such as month 13 raises ValueError\n    import pytest\n    with pytest.raises(ValueError):\n        parse_date(\"2024-13-01\")\n",
+        ),
+    ];
+    for (path, text) in files {
+        std::fs::create_dir_all(dir.path().join(path).parent().unwrap()).unwrap();
+        std::fs::write(dir.path().join(path), text).unwrap();
+    }
+    std::fs::write(dir.path().join("off.toml"), "[fuse]\ntest_factor = 1.0\n").unwrap();
+    let idx = dir.path().join(".idx");
+    let (code, _, err) = engine(&["index", dir.path().to_str().unwrap(), "--index", idx.to_str().unwrap()], None);
+    assert_eq!(code, 0, "{err}");
+    let first = |q: &str, extra: &[&str]| {
+        let mut args = vec!["search", q, "--json", "--index", idx.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        let (code, out, err) = engine(&args, None);
+        assert_eq!(code, 0, "{err}");
+        json(&out)["results"][0]["path"].as_str().unwrap().to_string()
+    };
+    let how = "how is an ISO date parsed into year month day, and what happens with an invalid month";
+    let off = dir.path().join("off.toml");
+    // The test file repeats the code's words and, left alone, outranks it.
+    assert_eq!(first(how, &["--config", off.to_str().unwrap()]), "tests/test_dates.py");
+    assert_eq!(first(how, &[]), "src/dates.py");
+    assert_eq!(first("which tests check that an invalid month raises ValueError", &[]), "tests/test_dates.py");
+}

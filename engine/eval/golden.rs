@@ -452,6 +452,7 @@ pub fn features(engine: &crate::Engine, set: &GoldenSet) -> Result<Vec<serde_jso
             "set": set.name, "id": query.id, "text": query.text, "kind": query.kind,
             "held_out": query.held_out, "searched": resp.is_some(),
             "intent": resp.as_ref().map(|r| &r.intent), "evidence": resp.as_ref().map(|r| &r.evidence),
+            "verdict": resp.as_ref().map(|r| &r.verdict),
             "hits": hits,
         }));
     }

@@ -113,6 +113,19 @@ fn generated_name(rel: &str) -> bool {
     GENERATED_NAMES.contains(&name) || GENERATED_SUFFIXES.iter().any(|s| name.ends_with(s))
 }
 
+/// Whether a path names a test, benchmark or fixture: a `test`/`tests`/`__tests__`/`spec`/
+/// `fixtures`/`benches`/`benchmarks`/`testdata` directory, or a name like `test_x.py`,
+/// `x_test.go`, `x.test.js`, `x.spec.ts`, `x.bench.js`.
+pub fn is_test_path(path: &str) -> bool {
+    static TEST: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(
+            r"(?i)(^|/)(tests?|__tests__|specs?|fixtures?|benchmarks?|benches|testdata)/|(^|/)test_[^/]*$|_tests?\.[a-z]+$|\.(test|spec|bench)\.[a-z]+$",
+        )
+        .expect("valid")
+    });
+    TEST.is_match(path)
+}
+
 /// Whether the content of a file of an unknown type is text a person wrote: not minified, not
 /// one long line of data, not marked as generated near its top.
 fn plain_text(text: &str) -> bool {
@@ -399,6 +412,26 @@ pub fn scan(source: &Source, config: &IndexConfig, index_dir: Option<&Path>) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn test_paths_are_recognised() {
+        for p in [
+            "tests/util.rs",
+            "test/levels.test.js",
+            "src/__tests__/a.ts",
+            "test_core.py",
+            "pkg/x_test.go",
+            "a/b.spec.ts",
+            "benchmarks/basic.bench.js",
+            "test/fixtures/x.js",
+            "crates/x/benches/b.rs",
+        ] {
+            assert!(is_test_path(p), "{p}");
+        }
+        for p in ["src/testing.py", "lib/levels.js", "docs/testing.rst", "contest/x.rs", "latest.md"] {
+            assert!(!is_test_path(p), "{p}");
+        }
+    }
 
     #[test]
     fn walk_honours_ignores_and_includes_claude_memory() {

@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""Fits the abstention model ([abstain] in engine.toml, engine/abstain.rs) and checks that it does
+not overfit, leave-one-corpus-out.
+
+Input: the per-prompt features `engine eval --golden golden --features FILE` writes (one JSON line
+per prompt: its set, kind, the query-level evidence and intent). The model is a logistic regression
+of "answerable" against "no-answer" and "chatter" prompts on four features: the best hit's cosine,
+the best coverage of the query's term weight by one of the first hits, the share of that weight no
+chunk contains, and whether the prompt is conversational. Classes are weighted equally; the
+threshold keeps --keep of the training prompts that have an answer.
+
+    engine eval --golden golden --features /tmp/features.jsonl
+    python3 scripts/fit-abstain.py /tmp/features.jsonl [--keep 0.96] [--loco-dir DIR]
+
+Prints, for every set left out, the fit on the others and the query-level figures on the one left
+out; then the fit on every set as an [abstain] section. With --loco-dir it also writes
+DIR/<set>.toml (the fit without that set) so `engine eval --config DIR/<set>.toml --golden
+golden/<set>` measures the hook on the set left out. Pure Python: no packages needed.
+"""
+import json
+import math
+import os
+import sys
+
+FEATURES = ["w_cosine", "w_coverage", "w_unseen", "w_conversational"]
+COSINE_WITHOUT_MODEL = 0.5
+
+
+def features(row):
+    e = row["evidence"]
+    cosine = e["top_cosine"] if e["top_cosine"] is not None else COSINE_WITHOUT_MODEL
+    return [cosine, e["best_coverage"], e["unseen"], 1.0 if row["intent"]["conversational"] else 0.0]
+
+
+def fit(xs, ys, iterations=4000, rate=0.5, l2=0.01):
+    """Class-balanced logistic regression on standardised features; weights on the raw scale."""
+    n, d = len(xs), len(xs[0])
+    mean = [sum(x[j] for x in xs) / n for j in range(d)]
+    sd = [math.sqrt(sum((x[j] - mean[j]) ** 2 for x in xs) / n) or 1.0 for j in range(d)]
+    zs = [[(x[j] - mean[j]) / sd[j] for j in range(d)] for x in xs]
+    positive = sum(ys) / n
+    sample = [0.5 / positive if y else 0.5 / (1 - positive) for y in ys]
+    w, b = [0.0] * d, 0.0
+    for _ in range(iterations):
+        grad, grad_b = [0.0] * d, 0.0
+        for z, y, s in zip(zs, ys, sample):
+            p = 1 / (1 + math.exp(-(sum(wi * zi for wi, zi in zip(w, z)) + b)))
+            g = (p - y) * s
+            grad_b += g
+            for j in range(d):
+                grad[j] += g * z[j]
+        w = [wj - rate * (gj / n + l2 * wj) for wj, gj in zip(w, grad)]
+        b -= rate * grad_b / n
+    raw = [w[j] / sd[j] for j in range(d)]
+    return raw, b - sum(raw[j] * mean[j] for j in range(d))
+
+
+def probability(model, x):
+    w, b = model
+    return 1 / (1 + math.exp(-(sum(wi * xi for wi, xi in zip(w, x)) + b)))
+
+
+def threshold(model, rows, keep):
+    kept = sorted(probability(model, features(r)) for r in rows if r["kind"] == "answerable")
+    return kept[int(math.floor((1 - keep) * len(kept)))]
+
+
+def section(model, th):
+    w, b = model
+    lines = ["[abstain]"] + [f"{k} = {v:.2f}" for k, v in zip(FEATURES, w)]
+    return "\n".join(lines + [f"bias = {b:.2f}", f"threshold = {th:.2f}"]) + "\n"
+
+
+def figures(model, th, rows):
+    out = []
+    for kind, answers in [("answerable", True), ("no-answer", False), ("chatter", False)]:
+        ps = [probability(model, features(r)) for r in rows if r["kind"] == kind]
+        if ps:
+            right = sum((p >= th) == answers for p in ps)
+            out.append(f"{kind} {'answered' if answers else 'silent'} {right}/{len(ps)}")
+    return ", ".join(out)
+
+
+def main():
+    args = sys.argv[1:]
+    if not args:
+        sys.exit(__doc__)
+    keep = float(args[args.index("--keep") + 1]) if "--keep" in args else 0.96
+    loco_dir = args[args.index("--loco-dir") + 1] if "--loco-dir" in args else None
+    rows = [json.loads(line) for line in open(args[0])]
+    rows = [r for r in rows if r["searched"] and r["evidence"]]
+    sets = sorted({r["set"] for r in rows})
+    for left in sets:
+        train = [r for r in rows if r["set"] != left]
+        model = fit([features(r) for r in train], [r["kind"] == "answerable" for r in train])
+        th = threshold(model, train, keep)
+        test = [r for r in rows if r["set"] == left]
+        print(f"leave out {left}: w = {[round(v, 2) for v in model[0]]}, bias {model[1]:.2f}, threshold {th:.2f}")
+        print(f"    on {left}: {figures(model, th, test)}")
+        if loco_dir:
+            os.makedirs(loco_dir, exist_ok=True)
+            with open(os.path.join(loco_dir, f"{left}.toml"), "w") as f:
+                f.write(f"# [abstain] fitted on every set but {left}\n" + section(model, th))
+    model = fit([features(r) for r in rows], [r["kind"] == "answerable" for r in rows])
+    print("\nfitted on every set:\n" + section(model, threshold(model, rows, keep)), end="")
+
+
+if __name__ == "__main__":
+    main()
