@@ -1,15 +1,13 @@
 //! `engine eval` end to end with the real binary and model: the golden gate passes and fails with
 //! the documented exit codes and messages, TREC runs are scored, bad inputs name file and line.
 
-mod common;
-
-use common::{copy_dir, json, root};
+use crate::common::{copy_dir, json, root};
 use std::path::Path;
 use std::process::Command;
 
 /// Runs the binary in `cwd` with its own cache directory; returns (exit code, stdout, stderr).
 fn eval(args: &[&str], cwd: &Path) -> (i32, String, String) {
-    let out = Command::new(common::bin())
+    let out = Command::new(crate::common::bin())
         .args(args)
         .current_dir(cwd)
         .env("XDG_CACHE_HOME", cwd.join("cache"))

@@ -2,8 +2,7 @@
 //! hook, a daemon that follows its config and its index directory, exit codes and one-line
 //! messages for damaged indexes and unusable paths or config files.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

@@ -2,8 +2,7 @@
 //! real binary, with stdout, stderr and the exit code checked exactly; the daemon and the
 //! in-process path give the same context.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

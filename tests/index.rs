@@ -1,8 +1,7 @@
 //! Indexing end to end with the real model: incremental runs, compatibility, the writer lock,
 //! and crash safety under SIGKILL.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::path::Path;
 
 fn index_json(root: &Path, index: &Path) -> serde_json::Value {

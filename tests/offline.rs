@@ -4,8 +4,7 @@
 //! Afterwards that tree is as it was, except the project's `.engine/`. ONNX Runtime's telemetry
 //! client (a device id and an event queue under ~/.cache/Microsoft) is what this guards against.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -4,8 +4,7 @@
 //! cross-encoder takes — pairs with segment ids, truncation, batching, logits, blending, trigger,
 //! deadline — not reranking quality.
 
-mod common;
-use common::*;
+use crate::common::*;
 use engine::config::{Mode, RerankMode};
 use engine::rerank::{OnnxCrossEncoder, Reranker};
 use engine::{Engine, Models, SearchRequest, Settings};

@@ -1,7 +1,6 @@
 //! The search command end to end on the bundled sample, with the real model.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 fn search(args: &[&str]) -> (i32, String, String) {
     let mut all = vec!["search"];

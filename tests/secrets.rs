@@ -4,8 +4,7 @@
 //! or its session digest; every block is well-formed XML; an index or daemon that is not the
 //! user's own is never read or believed.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
