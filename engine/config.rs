@@ -367,38 +367,90 @@ section! {
     }
 }
 
-/// Everything the engine can be configured with, resolved.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct Settings {
-    pub embed: EmbedConfig,
-    pub index: IndexConfig,
-    pub chunk: ChunkConfig,
-    pub vector: VectorConfig,
-    pub bm25: Bm25Config,
-    pub search: SearchConfig,
-    pub fuse: FuseConfig,
-    pub rerank: RerankConfig,
-    pub tier: TierConfig,
-    pub abstain: AbstainConfig,
-    pub context: ContextConfig,
-    pub hook: HookConfig,
+/// Declares the sections once: the resolved [`Settings`], the [`SettingsLayer`] of `Option`s, and
+/// everything that goes over every section (reading, merging, resolving, validating).
+macro_rules! settings {
+    ($( $section:ident : $config:ident / $layer:ident ),* $(,)?) => {
+        /// Everything the engine can be configured with, resolved.
+        #[derive(Debug, Clone, Default, PartialEq, Serialize)]
+        pub struct Settings { $( pub $section: $config, )* }
+
+        /// One layer of every section.
+        #[derive(Debug, Clone, Default)]
+        pub struct SettingsLayer { $( pub $section: $layer, )* }
+
+        impl SettingsLayer {
+            /// Takes every known section out of a parsed file; bad keys become warnings.
+            fn from_root(root: &mut toml::Table, warnings: &mut Vec<String>) -> SettingsLayer {
+                SettingsLayer { $(
+                    $section: $layer::from_table(
+                        stringify!($section),
+                        take_section(root, stringify!($section), warnings),
+                        warnings,
+                    ),
+                )* }
+            }
+
+            /// Fields set in `later` win.
+            pub fn overwrite(self, later: SettingsLayer) -> SettingsLayer {
+                SettingsLayer { $( $section: self.$section.overwrite(later.$section), )* }
+            }
+
+            /// Resolves without validating ([`Settings::problems`] lists what is out of range).
+            pub fn resolve_unchecked(&self) -> Settings {
+                Settings { $( $section: self.$section.resolve(), )* }
+            }
+        }
+
+        impl Settings {
+            fn sections(&self) -> Vec<(&'static str, &dyn Validate)> {
+                vec![ $( (stringify!($section), &self.$section as &dyn Validate), )* ]
+            }
+
+            /// Replaces each section that has a problem by its defaults; returns the warnings saying so.
+            fn with_valid_sections(mut self) -> (Settings, Vec<String>) {
+                let defaults = Settings::default();
+                let mut warnings = Vec::new();
+                $(
+                    let problems = problems_of(stringify!($section), &self.$section);
+                    if !problems.is_empty() {
+                        warnings.extend(problems.into_iter().map(|p| {
+                            format!("config: {p}; using the [{}] defaults", stringify!($section))
+                        }));
+                        self.$section = defaults.$section.clone();
+                    }
+                )*
+                (self, warnings)
+            }
+        }
+    };
 }
 
-/// One layer of every section.
-#[derive(Debug, Clone, Default)]
-pub struct SettingsLayer {
-    pub embed: EmbedLayer,
-    pub index: IndexLayer,
-    pub chunk: ChunkLayer,
-    pub vector: VectorLayer,
-    pub bm25: Bm25Layer,
-    pub search: SearchLayer,
-    pub fuse: FuseLayer,
-    pub rerank: RerankLayer,
-    pub tier: TierLayer,
-    pub abstain: AbstainLayer,
-    pub context: ContextLayer,
-    pub hook: HookLayer,
+settings! {
+    embed: EmbedConfig / EmbedLayer,
+    index: IndexConfig / IndexLayer,
+    chunk: ChunkConfig / ChunkLayer,
+    vector: VectorConfig / VectorLayer,
+    bm25: Bm25Config / Bm25Layer,
+    search: SearchConfig / SearchLayer,
+    fuse: FuseConfig / FuseLayer,
+    rerank: RerankConfig / RerankLayer,
+    tier: TierConfig / TierLayer,
+    abstain: AbstainConfig / AbstainLayer,
+    context: ContextConfig / ContextLayer,
+    hook: HookConfig / HookLayer,
+}
+
+/// Removes section `name` from a parsed file; a value that is not a table is a warning.
+fn take_section(root: &mut toml::Table, name: &str, warnings: &mut Vec<String>) -> toml::Table {
+    match root.remove(name) {
+        Some(toml::Value::Table(t)) => t,
+        Some(other) => {
+            warnings.push(format!("config: [{name}] should be a table, found {}; ignored", other.type_str()));
+            toml::Table::new()
+        }
+        None => toml::Table::new(),
+    }
 }
 
 /// Characters of the offending line quoted in a TOML syntax error.
@@ -422,28 +474,7 @@ impl SettingsLayer {
         let mut root: toml::Table =
             toml::from_str(text).map_err(|e| Error::Config(format!("{origin}: {}", toml_error(text, &e))))?;
         let mut warnings = Vec::new();
-        let mut take = |name: &str, warnings: &mut Vec<String>| match root.remove(name) {
-            Some(toml::Value::Table(t)) => t,
-            Some(other) => {
-                warnings.push(format!("config: [{name}] should be a table, found {}; ignored", other.type_str()));
-                toml::Table::new()
-            }
-            None => toml::Table::new(),
-        };
-        let layer = SettingsLayer {
-            embed: EmbedLayer::from_table("embed", take("embed", &mut warnings), &mut warnings),
-            index: IndexLayer::from_table("index", take("index", &mut warnings), &mut warnings),
-            chunk: ChunkLayer::from_table("chunk", take("chunk", &mut warnings), &mut warnings),
-            vector: VectorLayer::from_table("vector", take("vector", &mut warnings), &mut warnings),
-            bm25: Bm25Layer::from_table("bm25", take("bm25", &mut warnings), &mut warnings),
-            search: SearchLayer::from_table("search", take("search", &mut warnings), &mut warnings),
-            fuse: FuseLayer::from_table("fuse", take("fuse", &mut warnings), &mut warnings),
-            rerank: RerankLayer::from_table("rerank", take("rerank", &mut warnings), &mut warnings),
-            tier: TierLayer::from_table("tier", take("tier", &mut warnings), &mut warnings),
-            abstain: AbstainLayer::from_table("abstain", take("abstain", &mut warnings), &mut warnings),
-            context: ContextLayer::from_table("context", take("context", &mut warnings), &mut warnings),
-            hook: HookLayer::from_table("hook", take("hook", &mut warnings), &mut warnings),
-        };
+        let layer = SettingsLayer::from_root(&mut root, &mut warnings);
         for key in root.keys() {
             warnings.push(format!("config: unknown section [{key}]; ignored"));
         }
@@ -470,47 +501,11 @@ impl SettingsLayer {
         SettingsLayer::from_toml(&text, &path.display().to_string())
     }
 
-    /// Fields set in `later` win.
-    pub fn overwrite(self, later: SettingsLayer) -> SettingsLayer {
-        SettingsLayer {
-            embed: self.embed.overwrite(later.embed),
-            index: self.index.overwrite(later.index),
-            chunk: self.chunk.overwrite(later.chunk),
-            vector: self.vector.overwrite(later.vector),
-            bm25: self.bm25.overwrite(later.bm25),
-            search: self.search.overwrite(later.search),
-            fuse: self.fuse.overwrite(later.fuse),
-            rerank: self.rerank.overwrite(later.rerank),
-            tier: self.tier.overwrite(later.tier),
-            abstain: self.abstain.overwrite(later.abstain),
-            context: self.context.overwrite(later.context),
-            hook: self.hook.overwrite(later.hook),
-        }
-    }
-
     /// Resolves and validates.
     pub fn resolve(&self) -> Result<Settings> {
         let settings = self.resolve_unchecked();
         settings.validate()?;
         Ok(settings)
-    }
-
-    /// Resolves without validating ([`Settings::problems`] lists what is out of range).
-    pub fn resolve_unchecked(&self) -> Settings {
-        Settings {
-            embed: self.embed.resolve(),
-            index: self.index.resolve(),
-            chunk: self.chunk.resolve(),
-            vector: self.vector.resolve(),
-            bm25: self.bm25.resolve(),
-            search: self.search.resolve(),
-            fuse: self.fuse.resolve(),
-            rerank: self.rerank.resolve(),
-            tier: self.tier.resolve(),
-            abstain: self.abstain.resolve(),
-            context: self.context.resolve(),
-            hook: self.hook.resolve(),
-        }
     }
 }
 
@@ -831,23 +826,6 @@ impl Settings {
         Ok((settings, warnings))
     }
 
-    fn sections(&self) -> [(&'static str, &dyn Validate); 12] {
-        [
-            ("embed", &self.embed),
-            ("index", &self.index),
-            ("chunk", &self.chunk),
-            ("vector", &self.vector),
-            ("bm25", &self.bm25),
-            ("search", &self.search),
-            ("fuse", &self.fuse),
-            ("rerank", &self.rerank),
-            ("tier", &self.tier),
-            ("abstain", &self.abstain),
-            ("context", &self.context),
-            ("hook", &self.hook),
-        ]
-    }
-
     /// Every value out of its allowed range, one line each, naming the key.
     pub fn problems(&self) -> Vec<String> {
         self.sections().into_iter().flat_map(|(name, section)| problems_of(name, section)).collect()
@@ -861,25 +839,6 @@ impl Settings {
         } else {
             Err(Error::Config(problems.join("; ")))
         }
-    }
-
-    /// Replaces each section that has a problem by its defaults; returns the warnings saying so.
-    fn with_valid_sections(mut self) -> (Settings, Vec<String>) {
-        let defaults = Settings::default();
-        let mut warnings = Vec::new();
-        macro_rules! keep_valid {
-            ($($section:ident),*) => {$(
-                let problems = problems_of(stringify!($section), &self.$section);
-                if !problems.is_empty() {
-                    warnings.extend(problems.into_iter().map(|p| {
-                        format!("config: {p}; using the [{}] defaults", stringify!($section))
-                    }));
-                    self.$section = defaults.$section.clone();
-                }
-            )*};
-        }
-        keep_valid!(embed, index, chunk, vector, bm25, search, fuse, rerank, tier, abstain, context, hook);
-        (self, warnings)
     }
 }
 
