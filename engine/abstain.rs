@@ -17,8 +17,7 @@
 //! the first `list_files` files are at least "medium" (listed), the rest "low".
 
 use crate::config::AbstainConfig;
-use crate::search::{Evidence, Hit};
-use crate::tier::Confidence;
+use crate::hit::{Confidence, Evidence, Hit};
 use serde::Serialize;
 
 /// The decision on one query.

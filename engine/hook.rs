@@ -4,10 +4,10 @@
 //! no model, a passed deadline — it exits 0 with no stdout (or a BM25-only answer that was ready in
 //! time) and one line on stderr saying why. The warm path asks the daemon ([`crate::serve`]).
 
-use crate::config::{HookConfig, Mode, Settings};
+use crate::config::Settings;
 use crate::error::Result;
-use crate::search::{Engine, SearchRequest};
-use crate::secrets;
+use crate::prompt::{gate, project_settings, prompt_context, reindex, Gate};
+use crate::search::Engine;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -79,86 +79,6 @@ fn kind(v: &Value) -> &'static str {
     }
 }
 
-/// Prompts that get no context: slash commands, greetings and acknowledgements, a word or two.
-pub fn trivial(prompt: &str, config: &HookConfig) -> bool {
-    let p = prompt.trim();
-    if p.starts_with('/') {
-        return true;
-    }
-    let words: Vec<String> =
-        p.split(|c: char| !c.is_alphanumeric() && c != '\'').filter(|w| !w.is_empty()).map(str::to_lowercase).collect();
-    if words.len() < config.min_words {
-        // A bare identifier (`revoke_all_for_user`, `SessionStore::load`) is a real question.
-        return crate::intent::classify(p).symbols.is_empty();
-    }
-    const SMALL_TALK: [&str; 22] = [
-        "hi", "hello", "hey", "thanks", "thank", "you", "ok", "okay", "yes", "no", "sure", "great", "cool", "nice",
-        "continue", "go", "on", "ahead", "please", "lgtm", "done", "good",
-    ];
-    words.iter().all(|w| SMALL_TALK.contains(&w.as_str()))
-}
-
-/// What the hook does with a prompt before any search.
-#[derive(Debug, PartialEq)]
-pub enum Gate {
-    /// Search for this: the prompt with secrets removed, cut at a word boundary to
-    /// `max_query_chars`.
-    Search(String),
-    /// Nothing to add (a trivial prompt), nothing to say.
-    Skip,
-    /// Not searched, and why.
-    Refuse(String),
-}
-
-/// Decides what to do with a prompt; the hook and `engine eval`'s hook figures both go through it.
-pub fn gate(prompt: &str, config: &HookConfig) -> Gate {
-    let (clean, secret) = secrets::redact(prompt);
-    if secrets::mostly(prompt, secret) {
-        return Gate::Refuse(format!(
-            "the prompt is mostly a secret ({}); not searched",
-            secrets::kinds(prompt).join(", ")
-        ));
-    }
-    if trivial(prompt, config) {
-        return Gate::Skip;
-    }
-    let mut q: String = clean.chars().take(config.max_query_chars).collect();
-    if q.len() < clean.len() {
-        // Cut at a word boundary.
-        if let Some(at) = q.rfind(char::is_whitespace) {
-            q.truncate(at);
-        }
-    }
-    if q.trim().is_empty() {
-        Gate::Skip
-    } else {
-        Gate::Search(q)
-    }
-}
-
-/// Context for one query, as the hook and the daemon compute it: hybrid search, the tiered block,
-/// secrets removed from its text, capped at `max_chars`. `None` when nothing relevant was found.
-pub fn prompt_context(engine: &Engine, query: &str) -> Result<Option<crate::tier::ContextBlock>> {
-    let config = &engine.settings.hook;
-    let resp = engine.search(&SearchRequest::new(query, config.k, Mode::Hybrid))?;
-    let mut context = engine.settings.context.clone();
-    for _ in 0..4 {
-        // Secrets are already out: the block cleans every string it takes in.
-        let block = engine.context_with(&resp, &context);
-        if block.shown.is_empty() {
-            return Ok(None);
-        }
-        let chars = block.text.chars().count();
-        if chars <= config.max_chars {
-            return Ok(Some(block));
-        }
-        // Too long for the client: shrink the token budget in proportion and pack again.
-        let ratio = config.max_chars as f32 / chars as f32;
-        context.budget_tokens = ((context.budget_tokens as f32 * ratio * 0.95) as usize).max(50);
-    }
-    Ok(None)
-}
-
 /// The JSON Claude Code reads from a hook's stdout.
 pub fn hook_output(event: &str, context: &str) -> String {
     serde_json::json!({"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}}).to_string()
@@ -186,20 +106,6 @@ pub fn finish(out: Outcome) -> ! {
     }
     // SAFETY: _exit only ends the process; no Rust or C++ code runs after it.
     unsafe { libc::_exit(0) }
-}
-
-/// A project's config file: `engine.toml` next to its index directory.
-pub fn project_config(index_dir: &Path) -> PathBuf {
-    index_dir.parent().unwrap_or(index_dir).join("engine.toml")
-}
-
-/// Settings for a project, leniently ([`Settings::load`]): an invalid section falls back to its
-/// defaults, a file that cannot be read or parsed to all defaults; the warnings say which.
-pub fn project_settings(index_dir: &Path) -> (Settings, Vec<String>) {
-    match Settings::load(&project_config(index_dir)) {
-        Ok(loaded) => loaded,
-        Err(e) => (Settings::default(), vec![format!("config: {e}; using the defaults")]),
-    }
 }
 
 /// Runs the hook on one payload. Never fails: problems become a line on stderr.
@@ -339,13 +245,6 @@ fn take_pending(index: &Path) -> bool {
     recorded
 }
 
-/// Brings an index up to date with its project (the directory holding the index), incrementally.
-pub fn reindex(index: &Path, settings: &Settings, embedder: &dyn crate::Embedder) -> Result<()> {
-    let root = index.parent().unwrap_or(index).to_path_buf();
-    let options = crate::index::BuildOptions::default();
-    crate::index::build(index, &crate::ingest::Source::Dir(root), settings, embedder, &options).map(|_| ())
-}
-
 /// Starts a detached incremental reindex, so the next prompts see edited files without this one
 /// waiting for the model (without a daemon, which reindexes itself before answering).
 fn reindex_detached(index: &Path) {
@@ -391,7 +290,7 @@ pub fn session_digest(index: &Path, root: &Path, settings: &Settings, changes: b
             .ok_or_else(|| crate::Error::IndexMissing { path: index.to_path_buf() })?,
     )?;
     // Memory records, newest file first.
-    let mut records: Vec<(std::time::SystemTime, String, crate::chunk::memory::Record)> = Vec::new();
+    let mut records: Vec<(std::time::SystemTime, String, crate::record::Record)> = Vec::new();
     for (id, doc) in &meta.docs {
         if doc.kind != crate::ingest::Kind::Memory {
             continue;
@@ -399,7 +298,7 @@ pub fn session_digest(index: &Path, root: &Path, settings: &Settings, changes: b
         let path = root.join(&doc.path);
         let (Ok(text), Ok(m)) = (std::fs::read_to_string(&path), std::fs::metadata(&path)) else { continue };
         let modified = m.modified().unwrap_or(std::time::UNIX_EPOCH);
-        for r in crate::chunk::memory::parse(&text).unwrap_or_default() {
+        for r in crate::record::parse(&text).unwrap_or_default() {
             let category = r.category.as_deref().unwrap_or("");
             if config.digest_categories.iter().any(|c| c.eq_ignore_ascii_case(category)) {
                 records.push((modified, id.clone(), r));
@@ -732,6 +631,8 @@ pub fn uninstall(path: &Path) -> Result<InstallReport> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::HookConfig;
+    use crate::prompt::trivial;
 
     #[test]
     fn install_merges_idempotently_and_uninstall_removes_exactly_it() {
@@ -944,6 +845,7 @@ mod tests {
 #[cfg(test)]
 mod properties {
     use super::*;
+    use crate::config::HookConfig;
     use proptest::prelude::*;
 
     fn json_value() -> impl Strategy<Value = Value> {

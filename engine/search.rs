@@ -6,14 +6,15 @@
 use crate::config::{Mode, Settings};
 use crate::embed::{dot, Embedder, OnnxEmbedder};
 use crate::error::{Error, Result};
-use crate::fuse::{self, Fused, Leg, LegContribution, LegHit};
+use crate::fuse::{self, Fused, Leg, LegHit};
+pub use crate::hit::{snippet, Confidence, Evidence, Explain, Hit};
 use crate::index::bm25::{self, Fields};
 use crate::index::store::{self, Meta};
 use crate::index::vector::VectorStore;
 use crate::intent::{self, IntentResult};
 use crate::models::Models;
 use crate::rerank::{self, OnnxCrossEncoder, RerankReport, Reranker};
-use crate::tier::{self, Confidence, ContextBlock};
+use crate::tier::{self, ContextBlock};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -44,72 +45,6 @@ impl SearchRequest {
     }
 }
 
-/// Why a hit ranks where it does.
-#[derive(Debug, Clone, Serialize)]
-pub struct Explain {
-    pub legs: Vec<LegContribution>,
-    pub weights: crate::config::Weights,
-    pub rrf: f32,
-    pub consensus: f32,
-    pub boosts: Vec<String>,
-    /// The cross-encoder's logit, when the hit was reranked.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rerank_logit: Option<f32>,
-    pub final_score: f32,
-}
-
-/// One result.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct Hit {
-    /// Chunk id: `<document id>#<vector id>`.
-    pub id: String,
-    /// Document id (the path, or the BEIR `_id`).
-    pub doc: String,
-    pub path: String,
-    pub title: String,
-    pub start_line: usize,
-    pub end_line: usize,
-    pub score: f32,
-    /// How sure the engine is that this hit answers the query.
-    pub confidence: Confidence,
-    /// Raw cosine between the query and the chunk (the evidence confidence floors use).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cosine: Option<f32>,
-    /// Raw BM25 score, when the lexical leg found the chunk.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub bm25: Option<f32>,
-    /// Rank of the chunk in the lexical and in the vector leg, when that leg found it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub lexical_rank: Option<usize>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub vector_rank: Option<usize>,
-    /// Share of the query's term weight (IDF) that occurs in the chunk's title, path and text
-    /// (when the request asked for evidence).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub coverage: Option<f32>,
-    pub snippet: String,
-    #[serde(skip)]
-    pub text: String,
-    pub kind: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub lang: Option<String>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub tags: Vec<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub category: Option<String>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub symbols: Vec<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub explain: Option<Explain>,
-}
-
-impl Hit {
-    /// Whether two hits are windows of the same document sharing a line.
-    pub fn overlaps(&self, other: &Hit) -> bool {
-        self.doc == other.doc && self.start_line <= other.end_line && other.start_line <= self.end_line
-    }
-}
-
 /// Milliseconds per stage.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Timings {
@@ -121,27 +56,6 @@ pub struct Timings {
     pub fuse: f64,
     pub rerank: f64,
     pub total: f64,
-}
-
-/// How well the index as a whole answers the query, beyond each hit's own score: the inputs of
-/// the decision to say nothing.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct Evidence {
-    /// Raw cosine of the best and second-best hits, when the query was embedded.
-    pub top_cosine: Option<f32>,
-    pub second_cosine: Option<f32>,
-    /// Best raw BM25 score among the results.
-    pub top_bm25: Option<f32>,
-    /// Share of the query's term weight (IDF) that occurs in the best hits' text.
-    pub coverage: f32,
-    /// Share of the query's term weight carried by terms no chunk of the index contains.
-    pub unseen: f32,
-    /// Whether the best hit is in the top 10 of both the lexical and the vector leg.
-    pub agreement: bool,
-    /// Distinct analyzed terms of the query.
-    pub terms: usize,
-    /// The best [`Hit::coverage`] among the first hits: how much of the query one chunk holds.
-    pub best_coverage: f32,
 }
 
 /// Hits whose text counts for [`Evidence::coverage`].
@@ -761,50 +675,9 @@ fn expansion_match(intent: &IntentResult, hit: &Hit) -> bool {
         || intent.modules.iter().any(|m| hit.title.ends_with(m.as_str()))
 }
 
-/// The window of about `max` characters of `text` holding the most query terms, on char
-/// boundaries, whitespace collapsed.
-pub fn snippet(text: &str, query: &str, max: usize) -> String {
-    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if flat.chars().count() <= max {
-        return flat;
-    }
-    let lower = flat.to_lowercase();
-    let terms: Vec<String> =
-        query.split(|c: char| !c.is_alphanumeric()).filter(|t| t.len() > 2).map(str::to_lowercase).collect();
-    let mut best = 0;
-    let mut best_score = 0;
-    let starts: Vec<usize> = std::iter::once(0).chain(lower.match_indices(' ').map(|(i, _)| i + 1)).collect();
-    for &s in starts.iter().step_by(4) {
-        let end = (s + max).min(lower.len());
-        let window = lower.get(s..end).unwrap_or("");
-        let score = terms.iter().filter(|t| window.contains(String::as_str(t))).count();
-        if score > best_score {
-            best = s;
-            best_score = score;
-        }
-    }
-    let mut out: String = flat[best..].chars().take(max).collect();
-    if best > 0 {
-        out.insert_str(0, "… ");
-    }
-    if flat.len() - best > out.len() {
-        out.push_str(" …");
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn snippet_picks_the_window_with_query_terms() {
-        let text = format!("{} the session store moved to redis {}", "filler ".repeat(100), "tail ".repeat(100));
-        let s = snippet(&text, "session store", 60);
-        assert!(s.contains("session store"), "{s}");
-        assert!(s.chars().count() <= 64);
-        assert_eq!(snippet("short text", "x", 60), "short text");
-    }
 
     #[test]
     fn a_k_out_of_bounds_is_refused_before_any_leg_allocates_for_it() {

@@ -223,12 +223,12 @@ impl Daemon {
     /// Reloads the settings after the config file changed (content compared: a rewrite can keep
     /// the size and the modification time). Keeps the model unless `[embed]` changed.
     fn reload_if_changed(&mut self) {
-        let content = std::fs::read(crate::hook::project_config(&self.index)).ok();
+        let content = std::fs::read(crate::prompt::project_config(&self.index)).ok();
         if content == self.config_seen {
             return;
         }
         self.config_seen = content;
-        let (settings, warnings) = crate::hook::project_settings(&self.index);
+        let (settings, warnings) = crate::prompt::project_settings(&self.index);
         for w in warnings {
             eprintln!("engine serve: {w}");
         }
@@ -289,8 +289,8 @@ fn bind(path: &Path) -> Result<(UnixListener, Option<u64>)> {
 pub fn serve(index: &Path, idle_override: Option<Duration>) -> Result<()> {
     let index = std::path::absolute(index).map_err(|e| Error::io(format!("resolving {}", index.display()), e))?;
     let dir = dir_id(&index).ok_or_else(|| Error::IndexMissing { path: index.clone() })?;
-    let config_seen = std::fs::read(crate::hook::project_config(&index)).ok();
-    let (settings, warnings) = crate::hook::project_settings(&index);
+    let config_seen = std::fs::read(crate::prompt::project_config(&index)).ok();
+    let (settings, warnings) = crate::prompt::project_settings(&index);
     for w in warnings {
         eprintln!("engine serve: {w}");
     }
@@ -349,13 +349,13 @@ fn handle(d: &mut Daemon, me: &str, stream: UnixStream) -> std::result::Result<(
         Ok(r) => {
             if r.reindex {
                 if let Some(embedder) = d.engine.embedder().cloned() {
-                    if let Err(e) = crate::hook::reindex(&d.index, &d.settings, embedder.as_ref()) {
+                    if let Err(e) = crate::prompt::reindex(&d.index, &d.settings, embedder.as_ref()) {
                         eprintln!("engine serve: reindex failed: {e}");
                     }
                 }
             }
             d.refresh();
-            match crate::hook::prompt_context(&d.engine, &r.query) {
+            match crate::prompt::prompt_context(&d.engine, &r.query) {
                 Ok(block) => Response { binary: me.into(), context: block.map(|b| b.text), error: None },
                 Err(e) => error(e.to_string()),
             }

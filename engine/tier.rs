@@ -9,28 +9,9 @@
 //! hits are equally strong, and a stricter floor for a lone result.
 
 use crate::config::{ContextConfig, OutputMode, TierConfig};
-use crate::search::Hit;
+pub use crate::hit::Confidence;
+use crate::hit::Hit;
 use serde::Serialize;
-
-/// How sure the engine is that a hit answers the query.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum Confidence {
-    #[default]
-    Low,
-    Medium,
-    High,
-}
-
-impl Confidence {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Confidence::Low => "low",
-            Confidence::Medium => "medium",
-            Confidence::High => "high",
-        }
-    }
-}
 
 /// The raw evidence of a hit and the floors that apply to it: cosine when the query was
 /// embedded, else raw BM25.
@@ -254,7 +235,7 @@ fn render(
     neighbours: &[Hit],
     config: &ContextConfig,
 ) -> String {
-    let window = || crate::search::snippet(text, query, config.snippet_chars);
+    let window = || crate::hit::snippet(text, query, config.snippet_chars);
     match layer {
         Layer::Summary if hit.confidence == Confidence::Medium => format!("<memory-compact{a}/>\n"),
         Layer::Summary => {

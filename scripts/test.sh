@@ -6,6 +6,9 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 scripts/fetch-models.sh
 scripts/make-test-reranker.sh
 cargo fmt --check
+# Modules depend one way (foundations -> ingest -> chunk -> ... -> search -> prompt -> hook, serve,
+# eval): a cycle between two of them fails here, naming the edges.
+python3 scripts/module-cycles.py
 cargo clippy --release --all-targets -- -D warnings
 cargo test --release
 # The golden-set gate: exits 5 naming each metric under golden/thresholds.toml. The real-project

@@ -5,38 +5,7 @@
 use super::{pack, paragraphs, Chunk, Counter};
 use crate::config::ChunkConfig;
 use crate::ingest::Document;
-use serde::Deserialize;
-
-/// One memory record. Unknown fields are ignored; `content` may also be called `text` or `body`.
-#[derive(Debug, Clone, Deserialize)]
-pub struct Record {
-    #[serde(default)]
-    pub title: Option<String>,
-    #[serde(default)]
-    pub category: Option<String>,
-    #[serde(default)]
-    pub tags: Vec<String>,
-    #[serde(default, alias = "text", alias = "body")]
-    pub content: Option<String>,
-}
-
-/// Parses a file's records; `None` when the file is not memory records at all.
-pub fn parse(text: &str) -> Option<Vec<Record>> {
-    let is_record = |r: &Record| r.content.is_some() || r.title.is_some();
-    if let Ok(one) = serde_json::from_str::<Record>(text) {
-        return is_record(&one).then(|| vec![one]);
-    }
-    if let Ok(many) = serde_json::from_str::<Vec<Record>>(text) {
-        return (!many.is_empty() && many.iter().all(is_record)).then_some(many);
-    }
-    let lines: Vec<Record> = text
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(serde_json::from_str::<Record>)
-        .collect::<Result<_, _>>()
-        .ok()?;
-    (!lines.is_empty() && lines.iter().all(is_record)).then_some(lines)
-}
+use crate::record::parse;
 
 pub fn chunk(doc: &Document, config: &ChunkConfig, count: Counter) -> Vec<Chunk> {
     let Some(records) = parse(&doc.text) else {

@@ -378,8 +378,8 @@ pub fn hook_quality(engine: &crate::Engine, set: &GoldenSet, split: Split) -> Re
     let mut q = HookQuality::default();
     let (mut chars, mut tokens, mut given) = (0usize, 0usize, 0usize);
     for query in set.queries(split) {
-        let block = match crate::hook::gate(&query.text, config) {
-            crate::hook::Gate::Search(text) => crate::hook::prompt_context(engine, &text)?,
+        let block = match crate::prompt::gate(&query.text, config) {
+            crate::prompt::Gate::Search(text) => crate::prompt::prompt_context(engine, &text)?,
             _ => None,
         };
         let path_of = |k: &String| k.split_once('#').map_or(k.clone(), |(p, _)| p.to_string());
@@ -427,9 +427,9 @@ pub fn features(engine: &crate::Engine, set: &GoldenSet) -> Result<Vec<serde_jso
     let config = &engine.settings.hook;
     let mut out = Vec::new();
     for query in &set.queries {
-        let gated = crate::hook::gate(&query.text, config);
+        let gated = crate::prompt::gate(&query.text, config);
         let resp = match &gated {
-            crate::hook::Gate::Search(text) => {
+            crate::prompt::Gate::Search(text) => {
                 let mut req = crate::SearchRequest::new(text.as_str(), config.k, crate::config::Mode::Hybrid);
                 req.evidence = true;
                 Some(engine.search(&req)?)

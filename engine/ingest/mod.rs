@@ -257,7 +257,7 @@ fn kind_of(rel: &str, text: &str) -> Option<(Kind, Option<Lang>)> {
 fn content_kind(known: Option<(Kind, Option<Lang>)>, text: &str) -> Option<(Kind, Option<Lang>)> {
     match known {
         // JSON that is not memory records (package.json, tsconfig.json…) is text.
-        Some((Kind::Memory, _)) if crate::chunk::memory::parse(text).is_none() => {
+        Some((Kind::Memory, _)) if crate::record::parse(text).is_none() => {
             plain_text(text).then_some((Kind::Text, None))
         }
         Some(known) => Some(known),

@@ -1,0 +1,160 @@
+//! The result types every stage after retrieval shares: a hit, why it ranks where it does, how
+//! sure the engine is of it, the query-level evidence, and the snippet of its text that matches.
+//! Their own module, so the stages that read them (labels, abstention, context) and the search that
+//! makes them do not depend on each other.
+
+use crate::fuse::LegContribution;
+use serde::Serialize;
+
+/// How sure the engine is that a hit answers the query.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Confidence {
+    #[default]
+    Low,
+    Medium,
+    High,
+}
+
+impl Confidence {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Confidence::Low => "low",
+            Confidence::Medium => "medium",
+            Confidence::High => "high",
+        }
+    }
+}
+
+/// Why a hit ranks where it does.
+#[derive(Debug, Clone, Serialize)]
+pub struct Explain {
+    pub legs: Vec<LegContribution>,
+    pub weights: crate::config::Weights,
+    pub rrf: f32,
+    pub consensus: f32,
+    pub boosts: Vec<String>,
+    /// The cross-encoder's logit, when the hit was reranked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rerank_logit: Option<f32>,
+    pub final_score: f32,
+}
+
+/// One result.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Hit {
+    /// Chunk id: `<document id>#<vector id>`.
+    pub id: String,
+    /// Document id (the path, or the BEIR `_id`).
+    pub doc: String,
+    pub path: String,
+    pub title: String,
+    pub start_line: usize,
+    pub end_line: usize,
+    pub score: f32,
+    /// How sure the engine is that this hit answers the query.
+    pub confidence: Confidence,
+    /// Raw cosine between the query and the chunk (the evidence confidence floors use).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cosine: Option<f32>,
+    /// Raw BM25 score, when the lexical leg found the chunk.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bm25: Option<f32>,
+    /// Rank of the chunk in the lexical and in the vector leg, when that leg found it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lexical_rank: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vector_rank: Option<usize>,
+    /// Share of the query's term weight (IDF) that occurs in the chunk's title, path and text
+    /// (when the request asked for evidence).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub coverage: Option<f32>,
+    pub snippet: String,
+    #[serde(skip)]
+    pub text: String,
+    pub kind: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lang: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub symbols: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explain: Option<Explain>,
+}
+
+impl Hit {
+    /// Whether two hits are windows of the same document sharing a line.
+    pub fn overlaps(&self, other: &Hit) -> bool {
+        self.doc == other.doc && self.start_line <= other.end_line && other.start_line <= self.end_line
+    }
+}
+
+/// How well the index as a whole answers the query, beyond each hit's own score: the inputs of
+/// the decision to say nothing.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Evidence {
+    /// Raw cosine of the best and second-best hits, when the query was embedded.
+    pub top_cosine: Option<f32>,
+    pub second_cosine: Option<f32>,
+    /// Best raw BM25 score among the results.
+    pub top_bm25: Option<f32>,
+    /// Share of the query's term weight (IDF) that occurs in the best hits' text.
+    pub coverage: f32,
+    /// Share of the query's term weight carried by terms no chunk of the index contains.
+    pub unseen: f32,
+    /// Whether the best hit is in the top 10 of both the lexical and the vector leg.
+    pub agreement: bool,
+    /// Distinct analyzed terms of the query.
+    pub terms: usize,
+    /// The best [`Hit::coverage`] among the first hits: how much of the query one chunk holds.
+    pub best_coverage: f32,
+}
+
+/// The window of about `max` characters of `text` holding the most query terms, on char
+/// boundaries, whitespace collapsed.
+pub fn snippet(text: &str, query: &str, max: usize) -> String {
+    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= max {
+        return flat;
+    }
+    let lower = flat.to_lowercase();
+    let terms: Vec<String> =
+        query.split(|c: char| !c.is_alphanumeric()).filter(|t| t.len() > 2).map(str::to_lowercase).collect();
+    let mut best = 0;
+    let mut best_score = 0;
+    let starts: Vec<usize> = std::iter::once(0).chain(lower.match_indices(' ').map(|(i, _)| i + 1)).collect();
+    for &s in starts.iter().step_by(4) {
+        let end = (s + max).min(lower.len());
+        let window = lower.get(s..end).unwrap_or("");
+        let score = terms.iter().filter(|t| window.contains(String::as_str(t))).count();
+        if score > best_score {
+            best = s;
+            best_score = score;
+        }
+    }
+    let mut out: String = flat[best..].chars().take(max).collect();
+    if best > 0 {
+        out.insert_str(0, "… ");
+    }
+    if flat.len() - best > out.len() {
+        out.push_str(" …");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn snippet_picks_the_window_with_query_terms() {
+        let text = format!("{} the session store moved to redis {}", "filler ".repeat(100), "tail ".repeat(100));
+        let s = snippet(&text, "session store", 60);
+        assert!(s.contains("session store"), "{s}");
+        assert!(s.chars().count() <= 64);
+        assert_eq!(snippet("short text", "x", 60), "short text");
+    }
+}

@@ -1,0 +1,110 @@
+//! The prompt pipeline the hook, its daemon and `engine eval` share: what to do with a prompt
+//! before any search (the gate), the context a prompt gets, a project's settings, and bringing its
+//! index up to date. One place, so the figures `engine eval` prints are the hook's.
+
+use crate::config::{HookConfig, Mode, Settings};
+use crate::error::Result;
+use crate::search::{Engine, SearchRequest};
+use crate::secrets;
+use std::path::{Path, PathBuf};
+
+/// Prompts that get no context: slash commands, greetings and acknowledgements, a word or two.
+pub fn trivial(prompt: &str, config: &HookConfig) -> bool {
+    let p = prompt.trim();
+    if p.starts_with('/') {
+        return true;
+    }
+    let words: Vec<String> =
+        p.split(|c: char| !c.is_alphanumeric() && c != '\'').filter(|w| !w.is_empty()).map(str::to_lowercase).collect();
+    if words.len() < config.min_words {
+        // A bare identifier (`revoke_all_for_user`, `SessionStore::load`) is a real question.
+        return crate::intent::classify(p).symbols.is_empty();
+    }
+    const SMALL_TALK: [&str; 22] = [
+        "hi", "hello", "hey", "thanks", "thank", "you", "ok", "okay", "yes", "no", "sure", "great", "cool", "nice",
+        "continue", "go", "on", "ahead", "please", "lgtm", "done", "good",
+    ];
+    words.iter().all(|w| SMALL_TALK.contains(&w.as_str()))
+}
+
+/// What the hook does with a prompt before any search.
+#[derive(Debug, PartialEq)]
+pub enum Gate {
+    /// Search for this: the prompt with secrets removed, cut at a word boundary to
+    /// `max_query_chars`.
+    Search(String),
+    /// Nothing to add (a trivial prompt), nothing to say.
+    Skip,
+    /// Not searched, and why.
+    Refuse(String),
+}
+
+/// Decides what to do with a prompt; the hook and `engine eval`'s hook figures both go through it.
+pub fn gate(prompt: &str, config: &HookConfig) -> Gate {
+    let (clean, secret) = secrets::redact(prompt);
+    if secrets::mostly(prompt, secret) {
+        return Gate::Refuse(format!(
+            "the prompt is mostly a secret ({}); not searched",
+            secrets::kinds(prompt).join(", ")
+        ));
+    }
+    if trivial(prompt, config) {
+        return Gate::Skip;
+    }
+    let mut q: String = clean.chars().take(config.max_query_chars).collect();
+    if q.len() < clean.len() {
+        // Cut at a word boundary.
+        if let Some(at) = q.rfind(char::is_whitespace) {
+            q.truncate(at);
+        }
+    }
+    if q.trim().is_empty() {
+        Gate::Skip
+    } else {
+        Gate::Search(q)
+    }
+}
+
+/// Context for one query, as the hook and the daemon compute it: hybrid search, the tiered block,
+/// secrets removed from its text, capped at `max_chars`. `None` when nothing relevant was found.
+pub fn prompt_context(engine: &Engine, query: &str) -> Result<Option<crate::tier::ContextBlock>> {
+    let config = &engine.settings.hook;
+    let resp = engine.search(&SearchRequest::new(query, config.k, Mode::Hybrid))?;
+    let mut context = engine.settings.context.clone();
+    for _ in 0..4 {
+        // Secrets are already out: the block cleans every string it takes in.
+        let block = engine.context_with(&resp, &context);
+        if block.shown.is_empty() {
+            return Ok(None);
+        }
+        let chars = block.text.chars().count();
+        if chars <= config.max_chars {
+            return Ok(Some(block));
+        }
+        // Too long for the client: shrink the token budget in proportion and pack again.
+        let ratio = config.max_chars as f32 / chars as f32;
+        context.budget_tokens = ((context.budget_tokens as f32 * ratio * 0.95) as usize).max(50);
+    }
+    Ok(None)
+}
+
+/// A project's config file: `engine.toml` next to its index directory.
+pub fn project_config(index_dir: &Path) -> PathBuf {
+    index_dir.parent().unwrap_or(index_dir).join("engine.toml")
+}
+
+/// Settings for a project, leniently ([`Settings::load`]): an invalid section falls back to its
+/// defaults, a file that cannot be read or parsed to all defaults; the warnings say which.
+pub fn project_settings(index_dir: &Path) -> (Settings, Vec<String>) {
+    match Settings::load(&project_config(index_dir)) {
+        Ok(loaded) => loaded,
+        Err(e) => (Settings::default(), vec![format!("config: {e}; using the defaults")]),
+    }
+}
+
+/// Brings an index up to date with its project (the directory holding the index), incrementally.
+pub fn reindex(index: &Path, settings: &Settings, embedder: &dyn crate::Embedder) -> Result<()> {
+    let root = index.parent().unwrap_or(index).to_path_buf();
+    let options = crate::index::BuildOptions::default();
+    crate::index::build(index, &crate::ingest::Source::Dir(root), settings, embedder, &options).map(|_| ())
+}

@@ -1,0 +1,36 @@
+//! Memory records: the JSON a memory file holds (`{"title","category","tags":[…],"content"}`,
+//! one record, an array of them, or one per line). Ingest reads it to tell memory files from other
+//! JSON, the chunker to split them, the hook's session digest to list them.
+
+use serde::Deserialize;
+
+/// One memory record. Unknown fields are ignored; `content` may also be called `text` or `body`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Record {
+    #[serde(default)]
+    pub title: Option<String>,
+    #[serde(default)]
+    pub category: Option<String>,
+    #[serde(default)]
+    pub tags: Vec<String>,
+    #[serde(default, alias = "text", alias = "body")]
+    pub content: Option<String>,
+}
+
+/// Parses a file's records; `None` when the file is not memory records at all.
+pub fn parse(text: &str) -> Option<Vec<Record>> {
+    let is_record = |r: &Record| r.content.is_some() || r.title.is_some();
+    if let Ok(one) = serde_json::from_str::<Record>(text) {
+        return is_record(&one).then(|| vec![one]);
+    }
+    if let Ok(many) = serde_json::from_str::<Vec<Record>>(text) {
+        return (!many.is_empty() && many.iter().all(is_record)).then_some(many);
+    }
+    let lines: Vec<Record> = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(serde_json::from_str::<Record>)
+        .collect::<Result<_, _>>()
+        .ok()?;
+    (!lines.is_empty() && lines.iter().all(is_record)).then_some(lines)
+}
