@@ -1,15 +1,15 @@
 //! Command-line definitions and dispatch. `run` is one `match` on the command; each arm builds
 //! settings from the flags layer and calls the library.
 
-use crate::config::{bounds, EmbedLayer, Mode, RerankLayer, RerankMode, SearchLayer, Settings, SettingsLayer};
-use crate::embed::{dot, Embedder, OnnxEmbedder};
-use crate::eval::RunMode;
-use crate::index::{self, BuildOptions};
-use crate::ingest::Source;
-use crate::models::Models;
-use crate::search::{Engine, SearchRequest, SearchResponse};
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
+use engine::config::{bounds, EmbedLayer, Mode, RerankLayer, RerankMode, SearchLayer, Settings, SettingsLayer};
+use engine::embed::{dot, Embedder, OnnxEmbedder};
+use engine::eval::RunMode;
+use engine::index::{self, BuildOptions};
+use engine::ingest::Source;
+use engine::models::Models;
+use engine::search::{Engine, SearchRequest, SearchResponse};
 use std::io::IsTerminal;
 use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
@@ -192,7 +192,7 @@ pub enum HookAction {
 
 fn claude_settings(user: bool) -> Result<PathBuf> {
     if user {
-        let home = std::env::var_os("HOME").ok_or_else(|| crate::Error::InvalidInput("HOME is not set".into()))?;
+        let home = std::env::var_os("HOME").ok_or_else(|| engine::Error::InvalidInput("HOME is not set".into()))?;
         Ok(PathBuf::from(home).join(".claude/settings.json"))
     } else {
         Ok(std::env::current_dir()?.join(".claude/settings.json"))
@@ -210,15 +210,15 @@ pub enum ConfigAction {
     },
 }
 
-fn settings_from(config: &Option<PathBuf>, flags: SettingsLayer) -> Result<crate::Settings> {
+fn settings_from(config: &Option<PathBuf>, flags: SettingsLayer) -> Result<engine::Settings> {
     let path = config.clone().unwrap_or_else(|| PathBuf::from("engine.toml"));
     let (file, warnings) = SettingsLayer::from_file(&path)?;
     for w in warnings {
-        eprintln!("engine: {}", crate::error::one_line(&w));
+        eprintln!("engine: {}", engine::error::one_line(&w));
     }
     // Flags are range-checked by clap, so a value out of range comes from the file: name it.
     file.overwrite(flags).resolve().map_err(|e| match e {
-        crate::Error::Config(m) => crate::Error::Config(format!("{}: {m}", path.display())).into(),
+        engine::Error::Config(m) => engine::Error::Config(format!("{}: {m}", path.display())).into(),
         e => e.into(),
     })
 }
@@ -246,7 +246,7 @@ fn search_index_dir(index: Option<PathBuf>) -> Result<PathBuf> {
             for why in &found.distrusted {
                 eprintln!("engine: {why}");
             }
-            found.index.ok_or_else(|| crate::Error::IndexMissing { path: cwd.join(".engine") }.into())
+            found.index.ok_or_else(|| engine::Error::IndexMissing { path: cwd.join(".engine") }.into())
         }
     }
 }
@@ -264,7 +264,7 @@ pub fn run_index(
         Source::Beir(_) => index_dir.to_path_buf(),
     };
     let models = Models::locate(Some(&near))?;
-    let embedder = crate::embed::LazyOnnxEmbedder::new(models, settings.embed.clone());
+    let embedder = engine::embed::LazyOnnxEmbedder::new(models, settings.embed.clone());
     let terminal = std::io::stderr().is_terminal() && !quiet;
     let bar = terminal.then(|| {
         let b = indicatif::ProgressBar::new(0);
@@ -352,7 +352,7 @@ struct EvalOutput {
 }
 
 impl EvalOutput {
-    fn print(&self, reports: &[crate::eval::Report]) -> Result<()> {
+    fn print(&self, reports: &[engine::eval::Report]) -> Result<()> {
         let md: String = reports.iter().map(|r| r.markdown()).collect::<Vec<_>>().join("\n");
         if let Some(path) = &self.out {
             std::fs::write(path, &md).with_context(|| format!("writing {}", path.display()))?;
@@ -401,8 +401,8 @@ fn with_compared_modes(mut modes: Vec<RunMode>, compare: &Option<Vec<String>>) -
 }
 
 /// Scores another system's TREC run with the engine's metrics.
-fn eval_run_file(run: &Path, qrels_path: &Path) -> Result<crate::eval::Report> {
-    use crate::eval;
+fn eval_run_file(run: &Path, qrels_path: &Path) -> Result<engine::eval::Report> {
+    use engine::eval;
     let qrels = eval::read_qrels(qrels_path)?;
     let ranked = eval::read_run(run)?;
     let mut per_query = std::collections::BTreeMap::new();
@@ -435,8 +435,8 @@ fn eval_beir(
     settings: &Settings,
     modes: &[RunMode],
     quiet: bool,
-) -> Result<crate::eval::Report> {
-    use crate::eval;
+) -> Result<engine::eval::Report> {
+    use engine::eval;
     let split = match split {
         Some(s) => s,
         None if beir.join("qrels/test.tsv").is_file() => "test".into(),
@@ -458,8 +458,8 @@ fn eval_beir(
 /// The nearest `golden/` directory at or above the current one.
 fn find_golden() -> Result<PathBuf> {
     let cwd = std::env::current_dir()?;
-    cwd.ancestors().map(|d| d.join("golden")).find(|g| crate::eval::golden::discover(g).is_ok()).ok_or_else(|| {
-        crate::Error::InvalidInput(format!(
+    cwd.ancestors().map(|d| d.join("golden")).find(|g| engine::eval::golden::discover(g).is_ok()).ok_or_else(|| {
+        engine::Error::InvalidInput(format!(
             "no golden sets found in or above {} (give --golden DIR, --beir DIR or --run FILE --qrels FILE)",
             cwd.display()
         ))
@@ -479,7 +479,7 @@ fn eval_golden(
     settings: &Settings,
     opts: &EvalOutput,
 ) -> Result<i32> {
-    use crate::eval::golden::{self, GoldenSet, Split};
+    use engine::eval::golden::{self, GoldenSet, Split};
     let root = match golden {
         Some(g) => g,
         None => find_golden()?,
@@ -487,7 +487,7 @@ fn eval_golden(
     let split = match split.as_deref() {
         None => Split::All,
         Some(s) => <Split as clap::ValueEnum>::from_str(s, true).map_err(|_| {
-            crate::Error::InvalidInput(format!("--split {s:?}: golden sets have all, dev and held-out"))
+            engine::Error::InvalidInput(format!("--split {s:?}: golden sets have all, dev and held-out"))
         })?,
     };
     let threshold_file = thresholds.or_else(|| {
@@ -573,7 +573,7 @@ fn eval_golden(
 /// Runs one command; returns the process exit code.
 pub fn run(cli: Cli) -> Result<i32> {
     // First, while the process has one thread: see `silence_runtime_telemetry`.
-    crate::models::silence_runtime_telemetry();
+    engine::models::silence_runtime_telemetry();
     match cli.command {
         Command::Index { path, index, beir, rebuild, json } => {
             let settings = settings_from(&cli.config, SettingsLayer::default())?;
@@ -655,16 +655,16 @@ pub fn run(cli: Cli) -> Result<i32> {
             let embedder = Models::locate(None).and_then(|m| OnnxEmbedder::load(&m, &settings.embed)).ok();
             let count = |t: &str| match &embedder {
                 Some(e) => e.count_tokens(t),
-                None => crate::embed::approx_tokens(t),
+                None => engine::embed::approx_tokens(t),
             };
             for file in &files {
                 let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
                 let rel = file.to_string_lossy().to_string();
-                let Some(doc) = crate::ingest::Document::from_path(&rel, text) else {
+                let Some(doc) = engine::ingest::Document::from_path(&rel, text) else {
                     eprintln!("engine: {rel}: not a file type the engine indexes");
                     continue;
                 };
-                for c in crate::chunk::chunk_document(&doc, &settings.chunk, &count) {
+                for c in engine::chunk::chunk_document(&doc, &settings.chunk, &count) {
                     let symbols =
                         if c.symbols.is_empty() { String::new() } else { format!("  [{}]", c.symbols.join(", ")) };
                     println!("{rel}:{}-{}  {} tokens  {}{symbols}", c.start_line, c.end_line, count(&c.text), c.title);
@@ -678,16 +678,16 @@ pub fn run(cli: Cli) -> Result<i32> {
             // Never fail on stdin: an unreadable one is reported like malformed JSON.
             let _ = std::io::stdin().take(64 << 20).read_to_end(&mut input);
             // Does not return: `finish` leaves with `_exit`, so exit never races ONNX Runtime.
-            crate::hook::finish(crate::hook::run(&input, plain))
+            engine::hook::finish(engine::hook::run(&input, plain))
         }
         Command::Hook { action: Some(HookAction::Install { user, .. }), .. } => {
             let path = claude_settings(user)?;
             let exe = std::env::current_exe()?;
-            let r = crate::hook::install(&path, &exe)?;
+            let r = engine::hook::install(&path, &exe)?;
             if r.changed.is_empty() {
                 println!("{}: the engine's hooks are already installed", path.display());
             } else {
-                println!("{}: added {} ({})", path.display(), r.changed.join(", "), crate::hook::hook_command(&exe));
+                println!("{}: added {} ({})", path.display(), r.changed.join(", "), engine::hook::hook_command(&exe));
             }
             if let Some(b) = r.backup {
                 println!("previous file kept as {}", b.display());
@@ -696,7 +696,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         }
         Command::Hook { action: Some(HookAction::Uninstall { user, .. }), .. } => {
             let path = claude_settings(user)?;
-            let r = crate::hook::uninstall(&path)?;
+            let r = engine::hook::uninstall(&path)?;
             if r.changed.is_empty() {
                 println!("{}: no engine hooks to remove", path.display());
             } else {
@@ -709,19 +709,19 @@ pub fn run(cli: Cli) -> Result<i32> {
         }
         Command::Serve { index, idle_timeout } => {
             let dir = search_index_dir(index)?;
-            crate::serve::serve(&dir, idle_timeout.map(std::time::Duration::from_secs))?;
+            engine::serve::serve(&dir, idle_timeout.map(std::time::Duration::from_secs))?;
             Ok(0)
         }
         Command::Config { action: ConfigAction::Check { file, show } } => {
             let path = file.or(cli.config).unwrap_or_else(|| PathBuf::from("engine.toml"));
             if !path.is_file() {
-                return Err(crate::Error::InvalidInput(format!("no config file at {}", path.display())).into());
+                return Err(engine::Error::InvalidInput(format!("no config file at {}", path.display())).into());
             }
             let (layer, warnings) = SettingsLayer::from_file(&path)?;
             let settings = layer.resolve_unchecked();
             let out_of_range: Vec<String> = settings.problems().into_iter().map(|p| format!("config: {p}")).collect();
             for w in warnings.iter().chain(&out_of_range) {
-                eprintln!("engine: {}: {}", path.display(), crate::error::one_line(w));
+                eprintln!("engine: {}: {}", path.display(), engine::error::one_line(w));
             }
             if show {
                 println!("{}", toml::to_string(&settings)?);
@@ -743,7 +743,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         }
         Command::Search { query, index, k, mode, json, format, rerank, explain } => {
             if query.trim().is_empty() {
-                return Err(crate::Error::InvalidInput("empty query: give some words to search for".into()).into());
+                return Err(engine::Error::InvalidInput("empty query: give some words to search for".into()).into());
             }
             let format = format.unwrap_or(if json { Format::Json } else { Format::Text });
             let flags = SettingsLayer {

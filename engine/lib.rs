@@ -3,7 +3,6 @@
 //! Pipeline: intent → BM25 (tantivy) ‖ HNSW vectors (hnsw_rs, local ONNX embeddings) → weighted
 //! RRF fusion → optional rerank → confidence tiers. Each stage is one module.
 
-pub mod cli;
 pub mod config;
 pub mod embed;
 pub mod error;

@@ -2,17 +2,19 @@
 //! turns a library error into a one-line message and an exit code by class.
 
 use clap::Parser;
+
+mod cli;
 use engine::error::one_line;
 
 /// Exit code of a usage error (bad flag or value), as for the library's bad-input errors.
 const EXIT_USAGE: i32 = 2;
 
 fn main() {
-    let cli = match engine::cli::Cli::try_parse() {
+    let cli = match cli::Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => usage_error(e),
     };
-    if !matches!(cli.command, engine::cli::Command::Hook { .. } | engine::cli::Command::Serve { .. }) {
+    if !matches!(cli.command, cli::Command::Hook { .. } | cli::Command::Serve { .. }) {
         // `engine search … | head`: a reader that stops early ends the process quietly, as for any
         // Unix filter, instead of a panic in println!. The hook and the daemon handle EPIPE
         // themselves (the hook must exit 0 whatever its reader does).
@@ -21,7 +23,7 @@ fn main() {
             libc::signal(libc::SIGPIPE, libc::SIG_DFL);
         }
     }
-    match engine::cli::run(cli) {
+    match cli::run(cli) {
         Ok(code) => std::process::exit(code),
         Err(err) => {
             let code = err.downcast_ref::<engine::Error>().map(engine::Error::exit_code).unwrap_or(1);

@@ -22,7 +22,8 @@ pub const SET_FILE: &str = "set.toml";
 pub const THRESHOLDS_FILE: &str = "thresholds.toml";
 
 /// Which half of a set to run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum Split {
     /// Both halves (what the CI gate uses).
     All,
