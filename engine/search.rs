@@ -55,6 +55,8 @@ pub struct Timings {
     pub symbol: f64,
     pub fuse: f64,
     pub rerank: f64,
+    /// Query-level evidence and abstention.
+    pub evidence: f64,
     pub total: f64,
 }
 
@@ -401,10 +403,12 @@ impl Engine {
             })
             .collect();
         tier::label(&mut results, &self.settings.tier);
+        let t = Instant::now();
         let measured = if req.evidence { results.len() } else { MEASURED_HITS };
         let evidence = self.evidence(&searcher, query, &mut results, measured);
         let verdict = crate::abstain::calibrate(&mut results, &evidence, intent.conversational, &self.settings.abstain);
         let evidence = req.evidence.then_some(evidence);
+        timings.evidence = ms(t);
         timings.total = ms(started);
         Ok(SearchResponse {
             query: query.to_string(),

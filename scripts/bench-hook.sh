@@ -43,8 +43,9 @@ def show(name, v):
     return pct(v, .5)
 
 def config(text):
+    # ENGINE_BENCH_CONFIG: more settings for every case (e.g. "[search]\ntop_n = 50\n").
     with open(os.path.join(project, "engine.toml"), "w") as f:
-        f.write(text)
+        f.write(text + os.environ.get("ENGINE_BENCH_CONFIG", "").replace("\\n", "\n"))
 
 subprocess.run([exe, "status", "--index", index])
 # Warm daemon: start it, let it load, then time hook processes that ask it.
