@@ -62,10 +62,11 @@ pub fn calibrate(
     let answers = probability >= config.threshold;
     let mut files: Vec<String> = Vec::new();
     for (i, h) in hits.iter_mut().enumerate() {
-        if !files.contains(&h.doc) {
+        let rank = files.iter().position(|f| *f == h.doc).unwrap_or_else(|| {
             files.push(h.doc.clone());
-        }
-        let listed = files.iter().position(|f| *f == h.doc).is_some_and(|rank| rank < config.list_files);
+            files.len() - 1
+        });
+        let listed = rank < config.list_files;
         h.confidence = if !answers || !listed {
             Confidence::Low
         } else if i == 0

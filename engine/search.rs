@@ -402,11 +402,14 @@ impl Engine {
                 hit
             })
             .collect();
-        tier::label(&mut results, &self.settings.tier);
         let t = Instant::now();
         let measured = if req.evidence { results.len() } else { MEASURED_HITS };
         let evidence = self.evidence(&searcher, query, &mut results, measured);
         let verdict = crate::abstain::calibrate(&mut results, &evidence, intent.conversational, &self.settings.abstain);
+        if verdict.is_none() {
+            // Abstention is off: the ratio labels decide (with it, they would be overwritten).
+            tier::label(&mut results, &self.settings.tier);
+        }
         let evidence = req.evidence.then_some(evidence);
         timings.evidence = ms(t);
         timings.total = ms(started);
