@@ -5,7 +5,7 @@
 //! the index open, then criterion's end-to-end measurements per mode.
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use engine::config::{Mode, Settings};
+use engine::config::Mode;
 use engine::eval::percentile;
 use engine::{Engine, SearchRequest};
 use std::path::PathBuf;
@@ -32,7 +32,7 @@ fn bench(c: &mut Criterion) {
     let dir =
         PathBuf::from(std::env::var("ENGINE_BENCH_INDEX").expect("ENGINE_BENCH_INDEX (see scripts/bench-search.sh)"));
     let before = rss_mib();
-    let engine = Engine::open(&dir, Settings::default()).expect("open index");
+    let engine = Engine::builder(&dir).open().expect("open index and model");
     engine.warm_up().expect("load the model");
     let after = rss_mib();
     let queries = queries();
@@ -46,7 +46,7 @@ fn bench(c: &mut Criterion) {
     let mut wall = Vec::new();
     for q in &queries {
         let t = std::time::Instant::now();
-        let r = engine.search(&SearchRequest::new(q.as_str(), 10, Mode::Hybrid)).unwrap();
+        let r = engine.search_with(&SearchRequest::new(q.as_str(), 10, Mode::Hybrid)).unwrap();
         wall.push(t.elapsed().as_secs_f64() * 1e3);
         let tm = &r.timings_ms;
         for (name, v) in stages.iter_mut() {
@@ -74,7 +74,7 @@ fn bench(c: &mut Criterion) {
         group.bench_function(name, |b| {
             b.iter(|| {
                 i = (i + 1) % queries.len();
-                engine.search(&SearchRequest::new(queries[i].as_str(), 10, mode)).unwrap()
+                engine.search_with(&SearchRequest::new(queries[i].as_str(), 10, mode)).unwrap()
             })
         });
     }

@@ -40,7 +40,7 @@ pub fn features(evidence: &Evidence, conversational: bool, config: &AbstainConfi
 }
 
 /// The probability that the index answers a query with this evidence.
-pub fn probability(evidence: &Evidence, conversational: bool, config: &AbstainConfig) -> f32 {
+pub(crate) fn probability(evidence: &Evidence, conversational: bool, config: &AbstainConfig) -> f32 {
     let x = features(evidence, conversational, config);
     let w = [config.w_cosine, config.w_coverage, config.w_unseen, config.w_conversational];
     let z = config.bias + x.iter().zip(w).map(|(x, w)| x * w).sum::<f32>();
@@ -49,7 +49,7 @@ pub fn probability(evidence: &Evidence, conversational: bool, config: &AbstainCo
 
 /// Decides whether to answer and relabels the hits (best first) accordingly; `None` (labels left
 /// as they are) when abstention is off.
-pub fn calibrate(
+pub(crate) fn calibrate(
     hits: &mut [Hit],
     evidence: &Evidence,
     conversational: bool,

@@ -9,7 +9,7 @@ use engine::eval::RunMode;
 use engine::index::{self, BuildOptions};
 use engine::ingest::Source;
 use engine::models::Models;
-use engine::search::{Engine, SearchRequest, SearchResponse};
+use engine::{Engine, SearchRequest, SearchResponse};
 use std::io::IsTerminal;
 use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
@@ -449,7 +449,7 @@ fn eval_beir(
     if indexed.files_changed + indexed.files_removed > 0 {
         eprintln!("engine: indexed {} documents into {}", indexed.files_changed, dir.display());
     }
-    let engine = Engine::open(&dir, settings.clone())?;
+    let engine = Engine::builder(&dir).settings(settings.clone()).bm25_fallback().open()?;
     let runs = eval::run_modes(&engine, &queries, &qrels, modes)?;
     let name = std::path::absolute(beir)?.file_name().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
     Ok(eval::Report { dataset: name, split, queries: runs.first().map_or(0, |r| r.per_query.len()), runs })
@@ -517,7 +517,7 @@ fn eval_golden(
         }
         let dir = cache_index_dir("golden", &set.corpus);
         run_index(&dir, &Source::Dir(std::path::absolute(&set.corpus)?), settings, false, true)?;
-        let engine = Engine::open(&dir, settings.clone())?;
+        let engine = Engine::builder(&dir).settings(settings.clone()).bm25_fallback().open()?;
         if opts.features.is_some() {
             feature_lines.extend(golden::features(&engine, &set)?);
         }
@@ -754,14 +754,16 @@ pub fn run(cli: Cli) -> Result<i32> {
             let settings = settings_from(&cli.config, flags)?;
             let dir = search_index_dir(index)?;
             // Index errors name the index directory themselves.
+            let builder = Engine::builder(&dir).settings(settings.clone());
             let engine = if settings.search.mode == Mode::Bm25 {
-                Engine::open_lexical(&dir, settings.clone())
+                builder.lexical_only()
             } else {
-                Engine::open_one_shot(&dir, settings.clone())
-            }?;
+                builder.bm25_fallback().one_shot()
+            }
+            .open()?;
             let mut req = SearchRequest::new(query, settings.search.k, settings.search.mode);
             req.explain = explain;
-            let resp = engine.search(&req)?;
+            let resp = engine.search_with(&req)?;
             match format {
                 Format::Json => println!("{}", serde_json::to_string(&resp)?),
                 Format::Text => print_human(&resp),

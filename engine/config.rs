@@ -27,7 +27,7 @@ macro_rules! section {
 
         #[doc = concat!("One layer (file or flags) of [`", stringify!($name), "`]: `None` means not set here.")]
         #[derive(Debug, Clone, Default)]
-        pub struct $layer { $( pub $field: Option<$ty>, )* }
+        pub struct $layer { $( $(#[$fmeta])* pub $field: Option<$ty>, )* }
 
         impl $layer {
             /// Fields set in `later` win over fields set in `self`.
@@ -108,7 +108,9 @@ section! {
     VectorConfig / VectorLayer {
         /// HNSW links per node.
         m: usize = 16,
+        /// HNSW candidate-list size while building the graph: larger is slower to build and more accurate.
         ef_construction: usize = 200,
+        /// HNSW candidate-list size per query (raised to the number of hits wanted when smaller).
         ef_search: usize = 96,
         /// Below this many vectors, exact search is used: it is exact, and faster there. Measured
         /// by `cargo bench --bench vector` on SciFact + CoSQA embeddings: exact 0.46 ms vs HNSW
@@ -120,10 +122,15 @@ section! {
 section! {
     /// The BM25 leg: per-field boosts.
     Bm25Config / Bm25Layer {
+        /// Boost of the title field.
         title_boost: f32 = 1.5,
+        /// Boost of the body text.
         body_boost: f32 = 1.0,
+        /// Boost of the symbols a chunk defines.
         symbols_boost: f32 = 2.0,
+        /// Boost of the file path.
         path_boost: f32 = 0.5,
+        /// Boost of a memory record's tags.
         tags_boost: f32 = 1.5,
     }
 }
@@ -131,8 +138,11 @@ section! {
 /// Leg weights of one intent profile.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Weights {
+    /// Weight of the vector (embedding) leg.
     pub vector: f32,
+    /// Weight of the lexical (BM25) leg.
     pub lexical: f32,
+    /// Weight of the symbol leg (chunks defining identifiers the query names).
     pub symbol: f32,
 }
 
@@ -160,22 +170,39 @@ section! {
         k: usize = 10,
         /// Hits each leg contributes to fusion.
         top_n: usize = 100,
+        /// Legs searched when a request does not say.
         mode: Mode = Mode::Hybrid,
+        /// Fused candidates read from the index per result wanted (`factor · wanted + extra`):
+        /// the boosts reorder them and overlapping windows of one chunk are dropped, so more
+        /// than the wanted number are read to fill the list.
+        candidates_factor: usize = 3,
+        /// The `extra` of `candidates_factor`: fused candidates read on top of the multiple.
+        candidates_extra: usize = 10,
+        /// Characters of a hit's snippet (the lines around the query's words).
+        snippet_chars: usize = 240,
     }
 }
 
 section! {
     /// Weighted RRF fusion.
     FuseConfig / FuseLayer {
+        /// RRF k of the vector leg: a hit at rank r adds weight / (k + r).
         k_vector: f32 = 70.0,
+        /// RRF k of the lexical (BM25) leg.
         k_lexical: f32 = 70.0,
+        /// RRF k of the symbol leg.
         k_symbol: f32 = 50.0,
+        /// Leg weights for queries naming identifiers.
         symbol: Weights = w(0.2, 0.2, 0.5),
+        /// Leg weights for questions about relations: callers, call chains, dependencies.
         flow: Weights = w(0.3, 0.3, 0.4),
+        /// Leg weights for conceptual questions.
         concept: Weights = w(0.7, 0.2, 0.1),
+        /// Leg weights for natural-language queries asking for code.
         // Tuned on CoSQA dev (natural-language queries over code: BM25 hits are mostly noise
         // there); the starting point was vector .5, lexical .35, symbol .15.
         code: Weights = w(0.8, 0.1, 0.1),
+        /// Leg weights when no intent stands out.
         balanced: Weights = w(0.4, 0.4, 0.2),
         /// Exponent applied to intent probabilities before mixing profiles (1: plain softmax).
         /// 3 measured better than 1 on CoSQA dev (MRR@10 .469 → .509 with the tuned profiles).
@@ -185,7 +212,9 @@ section! {
         /// (.709 → .706), because a document found by both legs but ranked low by one of them
         /// was pushed below a single-leg hit. Kept configurable for collections where it helps.
         consensus_beta: f32 = 0.0,
+        /// Upper bound of the consensus factor's first term, `max` in the formula above.
         consensus_max: f32 = 1.5,
+        /// Rank scale of the legs' average rank in the consensus quality: 1 / (1 + rank / q0).
         consensus_q0: f32 = 10.0,
         /// How much the legs' average rank scales the consensus factor (0.5 in the original
         /// formula: factor × (0.5 + 0.5·quality)).
@@ -211,7 +240,9 @@ section! {
 #[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum RerankMode {
+    /// Never rerank.
     Never,
+    /// Rerank every hybrid query.
     Always,
     /// Long enough queries whose intent is concept or flow, or that ask why / how / explain / debug.
     Auto,
@@ -220,6 +251,7 @@ pub enum RerankMode {
 section! {
     /// The optional rerank stage.
     RerankConfig / RerankLayer {
+        /// When the reranker runs (a request may override it).
         mode: RerankMode = RerankMode::Auto,
         /// Directory holding the cross-encoder (`model.onnx` and its tokenizer files); default:
         /// `models/reranker/` when the model manifest has a `[reranker]` entry.
@@ -260,15 +292,20 @@ section! {
         /// it is low, whatever its ratios. On: without it 82% of high hits were relevant instead
         /// of 87%, and 3 of the 3 dev prompts with no answer got context.
         floor: bool = true,
+        /// Cosine below which a hit cannot be "high".
         floor_high: f32 = 0.40,
+        /// Cosine below which a hit is "low".
         floor_medium: f32 = 0.30,
         /// The same floors on raw BM25 scores, for answers without a model.
         floor_high_bm25: f32 = 12.0,
+        /// Raw BM25 score below which a hit is "low" when there is no model.
         floor_medium_bm25: f32 = 6.0,
         /// When more than `max_inject` hits sit within `cluster_ratio` of the best evidence, none
         /// is high. Off: it changed no label on the dev half.
         cluster_cap: bool = false,
+        /// Evidence ratio to the best hit that counts as "close" for the cluster cap.
         cluster_ratio: f32 = 0.90,
+        /// Close hits the cluster cap allows before it withholds "high".
         max_inject: usize = 3,
         /// A lone result needs at least this cosine to be high.
         single_floor: f32 = 0.55,
@@ -281,14 +318,19 @@ section! {
     /// Fitted by `scripts/fit-abstain.py` on every golden set's prompts; leave-one-corpus-out
     /// figures in the README ("Abstention").
     AbstainConfig / AbstainLayer {
+        /// Off: no verdict is made and hits keep the labels [`TierConfig`] gave them.
         enabled: bool = true,
         /// Weights of the best hit's cosine, the best coverage of the query's term weight by one
         /// of the first hits, the share of that weight the corpus has never seen, and a
         /// conversational prompt; and the intercept.
         w_cosine: f32 = 7.01,
+        /// Weight of the best coverage of the query's term weight by one of the first hits.
         w_coverage: f32 = 6.23,
+        /// Weight of the share of the query's term weight the corpus has never seen.
         w_unseen: f32 = -3.47,
+        /// Weight of a conversational prompt (1 when conversational, else 0).
         w_conversational: f32 = -1.78,
+        /// Intercept of the logistic model.
         bias: f32 = -5.06,
         /// Probability below which the engine says nothing: the fit's threshold keeps 96% of
         /// the prompts that have an answer.
@@ -296,12 +338,20 @@ section! {
         /// The best hit is "high" only at this probability and when it covers this share of
         /// the query's term weight itself.
         high_probability: f32 = 0.5,
+        /// Share of the query's term weight the best hit must cover to be "high".
         high_coverage: f32 = 0.5,
         /// Stands in for the cosine when there is no model (BM25 only): abstention then rests on
         /// coverage.
         cosine_without_model: f32 = 0.5,
         /// Hits of the first this-many files are listed (at least "medium"), the rest "low".
         list_files: usize = 8,
+        /// First hits whose own coverage of the query is measured on every query (the best of
+        /// them is the model's coverage signal): changing it changes what the model was fitted on.
+        measured_hits: usize = 10,
+        /// First hits whose words together make the query-level coverage (diagnostics).
+        coverage_hits: usize = 3,
+        /// Rank within a leg that counts as that leg agreeing on the best hit (diagnostics).
+        agreement_rank: usize = 10,
     }
 }
 
@@ -309,7 +359,7 @@ section! {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum OutputMode {
-    /// By confidence: high in full, medium compact, low left out.
+    /// By confidence: high with the most room (a clear winner in full), medium compact, low left out.
     Tiered,
     /// Every hit as a `<result>`.
     Legacy,
@@ -318,6 +368,7 @@ pub enum OutputMode {
 section! {
     /// The context block handed to an LLM (`engine search --format context`, the hook).
     ContextConfig / ContextLayer {
+        /// How the block lays hits out (see [`OutputMode`]).
         output_mode: OutputMode = OutputMode::Tiered,
         /// Token budget of the block, counted with the model's tokenizer.
         budget_tokens: usize = 2000,
@@ -329,8 +380,11 @@ section! {
         snippet_chars: usize = 400,
         /// Caps on other user-controlled strings.
         title_chars: usize = 120,
+        /// Characters of a path.
         path_chars: usize = 200,
+        /// Characters of a tag or a memory record's category.
         tag_chars: usize = 40,
+        /// Tags shown per hit.
         max_tags: usize = 8,
         /// A clear winner (full text) needs a raw cosine of at least this…
         winner_min_cosine: f32 = 0.55,
@@ -375,11 +429,21 @@ macro_rules! settings {
     ($( $section:ident : $config:ident / $layer:ident ),* $(,)?) => {
         /// Everything the engine can be configured with, resolved.
         #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-        pub struct Settings { $( pub $section: $config, )* }
+        pub struct Settings {
+            $(
+                #[doc = concat!("The `[", stringify!($section), "]` section.")]
+                pub $section: $config,
+            )*
+        }
 
         /// One layer of every section.
         #[derive(Debug, Clone, Default)]
-        pub struct SettingsLayer { $( pub $section: $layer, )* }
+        pub struct SettingsLayer {
+            $(
+                #[doc = concat!("The `[", stringify!($section), "]` section of this layer.")]
+                pub $section: $layer,
+            )*
+        }
 
         impl SettingsLayer {
             /// Takes every known section out of a parsed file; bad keys become warnings.
@@ -472,7 +536,7 @@ fn toml_error(text: &str, e: &toml::de::Error) -> String {
 
 impl SettingsLayer {
     /// Parses a config file's text; returns the layer and the warnings about keys it ignored.
-    pub fn from_toml(text: &str, origin: &str) -> Result<(SettingsLayer, Vec<String>)> {
+    pub(crate) fn from_toml(text: &str, origin: &str) -> Result<(SettingsLayer, Vec<String>)> {
         let mut root: toml::Table =
             toml::from_str(text).map_err(|e| Error::Config(format!("{origin}: {}", toml_error(text, &e))))?;
         let mut warnings = Vec::new();
@@ -520,43 +584,43 @@ pub mod bounds {
     /// Results per query (`[search] k`, `[hook] k`, `engine search -k`).
     pub const K: RangeInclusive<usize> = 1..=1000;
     /// Hits each leg hands to fusion.
-    pub const TOP_N: RangeInclusive<usize> = 1..=10_000;
+    pub(crate) const TOP_N: RangeInclusive<usize> = 1..=10_000;
     /// ONNX intra-op threads.
-    pub const THREADS: RangeInclusive<usize> = 1..=256;
+    pub(crate) const THREADS: RangeInclusive<usize> = 1..=256;
     /// Texts (or pairs) per ONNX run: 256 texts of 256 tokens took 6.4 GB of RSS on this machine.
     pub const BATCH: RangeInclusive<usize> = 1..=64;
     /// Tokens per model input: MiniLM and BERT-style cross-encoders have 512 positions.
-    pub const MODEL_TOKENS: RangeInclusive<usize> = 8..=512;
+    pub(crate) const MODEL_TOKENS: RangeInclusive<usize> = 8..=512;
     /// Chunk body budget in tokens.
-    pub const CHUNK_TOKENS: RangeInclusive<usize> = 16..=4096;
+    pub(crate) const CHUNK_TOKENS: RangeInclusive<usize> = 16..=4096;
     /// Any deadline, in milliseconds: at most 10 minutes.
-    pub const DEADLINE_MS: RangeInclusive<u64> = 1..=600_000;
+    pub(crate) const DEADLINE_MS: RangeInclusive<u64> = 1..=600_000;
     /// The daemon's idle timeout, in seconds: at most a week.
     pub const IDLE_TIMEOUT_S: RangeInclusive<u64> = 1..=604_800;
     /// Largest file the walk reads into memory: 1 GiB.
-    pub const MAX_FILE_SIZE: RangeInclusive<u64> = 1..=(1 << 30);
+    pub(crate) const MAX_FILE_SIZE: RangeInclusive<u64> = 1..=(1 << 30);
     /// HNSW links per node.
-    pub const HNSW_M: RangeInclusive<usize> = 2..=128;
+    pub(crate) const HNSW_M: RangeInclusive<usize> = 2..=128;
     /// HNSW candidate list sizes (build and search).
-    pub const HNSW_EF: RangeInclusive<usize> = 1..=10_000;
+    pub(crate) const HNSW_EF: RangeInclusive<usize> = 1..=10_000;
     /// Collection size below which vectors are scanned exactly.
-    pub const EXACT_BELOW: RangeInclusive<usize> = 0..=100_000_000;
+    pub(crate) const EXACT_BELOW: RangeInclusive<usize> = 0..=100_000_000;
     /// Token budget of a context block.
-    pub const BUDGET_TOKENS: RangeInclusive<usize> = 50..=100_000;
+    pub(crate) const BUDGET_TOKENS: RangeInclusive<usize> = 50..=100_000;
     /// Character caps on strings shown in context blocks and digests.
-    pub const CHARS: RangeInclusive<usize> = 10..=100_000;
+    pub(crate) const CHARS: RangeInclusive<usize> = 10..=100_000;
     /// Characters of a hook answer.
-    pub const HOOK_CHARS: RangeInclusive<usize> = 1..=1_000_000;
+    pub(crate) const HOOK_CHARS: RangeInclusive<usize> = 1..=1_000_000;
     /// Small counts: tags per hit, neighbours per side, digest records, words.
-    pub const COUNT: RangeInclusive<usize> = 0..=100;
+    pub(crate) const COUNT: RangeInclusive<usize> = 0..=100;
     /// RRF k per leg (strictly positive).
-    pub const RRF_K_MAX: f32 = 10_000.0;
+    pub(crate) const RRF_K_MAX: f32 = 10_000.0;
     /// Leg weights, field boosts and other multipliers.
-    pub const FACTOR_MAX: f32 = 100.0;
+    pub(crate) const FACTOR_MAX: f32 = 100.0;
     /// Raw BM25 score floors.
-    pub const BM25_FLOOR_MAX: f32 = 1000.0;
+    pub(crate) const BM25_FLOOR_MAX: f32 = 1000.0;
     /// Weights and intercept of the abstention model (either sign).
-    pub const WEIGHT_MAX: f32 = 1000.0;
+    pub(crate) const WEIGHT_MAX: f32 = 1000.0;
 }
 
 /// A section's own consistency rules; problems name the key, its value and what is allowed.
@@ -688,6 +752,9 @@ impl Validate for SearchConfig {
     fn check(&self, c: &mut Check) {
         c.int("k", self.k, bounds::K);
         c.int("top_n", self.top_n, bounds::TOP_N);
+        c.int("candidates_factor", self.candidates_factor, 1..=100);
+        c.int("candidates_extra", self.candidates_extra, 0..=*bounds::TOP_N.end());
+        c.int("snippet_chars", self.snippet_chars, bounds::CHARS);
     }
 }
 
@@ -774,6 +841,9 @@ impl Validate for AbstainConfig {
         }
         c.ordered("threshold", self.threshold, "high_probability", self.high_probability);
         c.int("list_files", self.list_files, bounds::K);
+        c.int("measured_hits", self.measured_hits, bounds::K);
+        c.int("coverage_hits", self.coverage_hits, bounds::K);
+        c.int("agreement_rank", self.agreement_rank, bounds::TOP_N);
     }
 }
 
@@ -834,7 +904,7 @@ impl Settings {
     }
 
     /// Rejects values no stage can work with (all of them, in one message).
-    pub fn validate(&self) -> Result<()> {
+    pub(crate) fn validate(&self) -> Result<()> {
         let problems = self.problems();
         if problems.is_empty() {
             Ok(())

@@ -134,7 +134,7 @@ impl OnnxEmbedder {
 
 /// The identity of the vectors a model makes. They depend on the truncation length too, so it is
 /// part of what index metadata and the embedding cache are checked against.
-pub fn model_id(models: &Models, config: &EmbedConfig) -> String {
+pub(crate) fn model_id(models: &Models, config: &EmbedConfig) -> String {
     format!("{}@{}", models.manifest.embedder.id, config.max_length.max(8))
 }
 
@@ -148,6 +148,7 @@ pub struct LazyOnnxEmbedder {
 }
 
 impl LazyOnnxEmbedder {
+    /// An embedder for the models' embedding model with these run-time settings; nothing is loaded until first use.
     pub fn new(models: Models, config: EmbedConfig) -> LazyOnnxEmbedder {
         let id = model_id(&models, &config);
         LazyOnnxEmbedder { models, config, id, loaded: Mutex::new(None) }
@@ -246,6 +247,7 @@ pub struct HashEmbedder {
 }
 
 impl HashEmbedder {
+    /// A fake embedder of `dimensions`-float, L2-normalised vectors.
     pub fn new(dimensions: usize) -> HashEmbedder {
         HashEmbedder { dimensions }
     }
@@ -292,7 +294,7 @@ impl Embedder for HashEmbedder {
 }
 
 /// L2-normalises in place (a zero vector stays zero).
-pub fn normalize(v: &mut [f32]) {
+pub(crate) fn normalize(v: &mut [f32]) {
     let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
     if norm > 0.0 {
         v.iter_mut().for_each(|x| *x /= norm);
@@ -424,7 +426,7 @@ impl WordPieceCounter {
     }
 
     /// Whether the walk gives the tokenizer's counts on probe texts (code, prose, symbols).
-    pub fn agrees_with(&self, tokenizer: &tokenizers::Tokenizer) -> bool {
+    pub(crate) fn agrees_with(&self, tokenizer: &tokenizers::Tokenizer) -> bool {
         const PROBES: [&str; 4] = [
             "fn parse_config(path: &Path) -> Result<Config, Error> { let x = a::b::<T>(); }",
             "Sessions moved from Memcached to Redis; the TTL stays 30 minutes (see ADR-0003).",

@@ -11,15 +11,28 @@ use std::path::PathBuf;
 pub enum Error {
     /// A model or runtime file is absent or unreadable.
     #[error("model file {path} is missing or unreadable: {reason} (run scripts/fetch-models.sh)")]
-    ModelMissing { path: PathBuf, reason: String },
+    ModelMissing {
+        /// The file looked for.
+        path: PathBuf,
+        /// Why it could not be used (the I/O error, or what is wrong with it).
+        reason: String,
+    },
 
     /// A model or runtime file exists but could not be loaded (corrupt, wrong format, wrong ABI).
     #[error("could not load {path}: {reason} (the file looks corrupt; run scripts/fetch-models.sh to reinstall it)")]
-    ModelLoad { path: PathBuf, reason: String },
+    ModelLoad {
+        /// The file that failed to load.
+        path: PathBuf,
+        /// The loader's error.
+        reason: String,
+    },
 
     /// No models directory was found.
-    #[error("no models directory found (looked in: {searched}); run scripts/fetch-models.sh or set ENGINE_MODELS_DIR")]
-    ModelsDirNotFound { searched: String },
+    #[error("no models directory found (looked in: {searched}); run scripts/fetch-models.sh (with --dest ~/.local/share/engine/models for programs outside this checkout) or set ENGINE_MODELS_DIR")]
+    ModelsDirNotFound {
+        /// Every place looked in, in order, separated by `; `.
+        searched: String,
+    },
 
     /// Running the embedding or reranking model failed.
     #[error("model inference failed: {0}")]
@@ -27,21 +40,41 @@ pub enum Error {
 
     /// No index exists where one was expected.
     #[error("no index at {path} (create it with `engine index`)")]
-    IndexMissing { path: PathBuf },
+    IndexMissing {
+        /// The index directory.
+        path: PathBuf,
+    },
 
     /// The index was written by a different schema, chunker or model.
     #[error("index at {path} was built with {found}, but this engine uses {expected}; rebuild it with `engine index --rebuild`")]
-    IndexIncompatible { path: PathBuf, found: String, expected: String },
+    IndexIncompatible {
+        /// The index directory.
+        path: PathBuf,
+        /// What the index was built with (schema, chunker and model versions, or vector size).
+        found: String,
+        /// What this engine would build it with, in the same form.
+        expected: String,
+    },
 
     /// Another process holds the index writer lock.
     #[error(
         "index at {path} is being written by another `engine index` (lock held: {holder}); wait for it or try again"
     )]
-    Locked { path: PathBuf, holder: String },
+    Locked {
+        /// The index directory.
+        path: PathBuf,
+        /// Who holds the lock: `pid N`, or `another process` when the lock file names none.
+        holder: String,
+    },
 
     /// The index files are damaged beyond what the engine repairs by itself.
     #[error("index at {path} is damaged: {reason}; rebuild it with `engine index --rebuild`")]
-    IndexCorrupt { path: PathBuf, reason: String },
+    IndexCorrupt {
+        /// The damaged file or directory.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
 
     /// A configuration value is invalid.
     #[error("invalid configuration: {0}")]
@@ -54,7 +87,9 @@ pub enum Error {
     /// An I/O failure, with what was being done and on which path.
     #[error("{context}: {source}")]
     Io {
+        /// What was being done, and on which path.
         context: String,
+        /// The underlying I/O error.
         #[source]
         source: std::io::Error,
     },

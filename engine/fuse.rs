@@ -12,14 +12,17 @@ use std::collections::HashMap;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Leg {
+    /// Nearest neighbours of the query's embedding.
     Vector,
+    /// BM25 over the chunks' text fields.
     Lexical,
+    /// Chunks defining identifiers the query names.
     Symbol,
 }
 
 /// One leg's hit: a key (vector id), its 1-based rank and its raw score in that leg.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct LegHit {
+pub(crate) struct LegHit {
     pub key: u64,
     pub rank: usize,
     pub score: f32,
@@ -28,15 +31,19 @@ pub struct LegHit {
 /// What a leg contributed to a fused hit.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct LegContribution {
+    /// The leg that found the hit.
     pub leg: Leg,
+    /// The hit's 1-based rank in that leg.
     pub rank: usize,
+    /// The leg's own score: cosine for the vector leg, the full-text (BM25) score for the others.
     pub raw_score: f32,
+    /// What the leg added to the RRF sum: weight / (k + rank).
     pub rrf: f32,
 }
 
 /// A fused hit.
 #[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct Fused {
+pub(crate) struct Fused {
     pub key: u64,
     pub score: f32,
     pub rrf: f32,
@@ -45,7 +52,7 @@ pub struct Fused {
 }
 
 /// Leg weights for this query: the intent profiles mixed by the intent probabilities.
-pub fn mix(intent: &IntentResult, config: &FuseConfig) -> Weights {
+pub(crate) fn mix(intent: &IntentResult, config: &FuseConfig) -> Weights {
     let mut w = Weights { vector: 0.0, lexical: 0.0, symbol: 0.0 };
     // Sharpening (p^s, renormalised) lets a clear intent pick its own profile.
     let total: f32 = intent.probabilities.iter().map(|(_, p)| p.powf(config.intent_sharpness)).sum();

@@ -11,12 +11,16 @@ use serde::Serialize;
 #[serde(rename_all = "lowercase")]
 pub enum Confidence {
     #[default]
+    /// Weak evidence: left out of a tiered context.
     Low,
+    /// Some evidence: a one-line summary in a tiered context.
     Medium,
+    /// Strong evidence: shown with its text (snippet, neighbours or full chunk) in a tiered context.
     High,
 }
 
 impl Confidence {
+    /// The label's lowercase name, as serialised.
     pub fn as_str(self) -> &'static str {
         match self {
             Confidence::Low => "low",
@@ -29,14 +33,20 @@ impl Confidence {
 /// Why a hit ranks where it does.
 #[derive(Debug, Clone, Serialize)]
 pub struct Explain {
+    /// Each leg that found the hit, with its rank, raw score and RRF share.
     pub legs: Vec<LegContribution>,
+    /// The leg weights mixed for this query's intent.
     pub weights: crate::config::Weights,
+    /// The weighted RRF sum over the legs.
     pub rrf: f32,
+    /// The consensus factor applied to the RRF sum (1 when one leg found the hit).
     pub consensus: f32,
+    /// Factors applied after fusion, e.g. `expansion x1.1`, `test file x0.8`.
     pub boosts: Vec<String>,
     /// The cross-encoder's logit, when the hit was reranked.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rerank_logit: Option<f32>,
+    /// The score the hit is ranked by (see [`Hit::score`]).
     pub final_score: f32,
 }
 
@@ -47,10 +57,15 @@ pub struct Hit {
     pub id: String,
     /// Document id (the path, or the BEIR `_id`).
     pub doc: String,
+    /// Display path, relative to the indexed root (for a BEIR record, its `_id`).
     pub path: String,
+    /// The chunk's title: heading path, symbol path or record title.
     pub title: String,
+    /// First line of the chunk in its document, 1-based.
     pub start_line: usize,
+    /// Last line of the chunk, inclusive.
     pub end_line: usize,
+    /// The ranking score: the boosted fused score, or the blended score when reranked.
     pub score: f32,
     /// How sure the engine is that this hit answers the query.
     pub confidence: Confidence,
@@ -63,31 +78,40 @@ pub struct Hit {
     /// Rank of the chunk in the lexical and in the vector leg, when that leg found it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lexical_rank: Option<usize>,
+    /// Rank of the chunk in the vector leg, when that leg found it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub vector_rank: Option<usize>,
     /// Share of the query's term weight (IDF) that occurs in the chunk's title, path and text
     /// (when the request asked for evidence).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub coverage: Option<f32>,
+    /// About `[search] snippet_chars` characters of the chunk around the query's words, whitespace collapsed.
     pub snippet: String,
+    /// The chunk's full body (not serialised).
     #[serde(skip)]
     pub text: String,
+    /// The document's kind (`markdown`, `code`, `memory`, `text`).
     pub kind: String,
+    /// The language of a code chunk (`rust`, `python`…).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lang: Option<String>,
+    /// A memory record's tags.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tags: Vec<String>,
+    /// A memory record's category.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub category: Option<String>,
+    /// Symbols the chunk defines.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub symbols: Vec<String>,
+    /// Why the hit ranks where it does, when the request asked (`explain`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub explain: Option<Explain>,
 }
 
 impl Hit {
     /// Whether two hits are windows of the same document sharing a line.
-    pub fn overlaps(&self, other: &Hit) -> bool {
+    pub(crate) fn overlaps(&self, other: &Hit) -> bool {
         self.doc == other.doc && self.start_line <= other.end_line && other.start_line <= self.end_line
     }
 }
@@ -98,6 +122,7 @@ impl Hit {
 pub struct Evidence {
     /// Raw cosine of the best and second-best hits, when the query was embedded.
     pub top_cosine: Option<f32>,
+    /// The second-highest raw cosine among the results, when at least two have one.
     pub second_cosine: Option<f32>,
     /// Best raw BM25 score among the results.
     pub top_bm25: Option<f32>,

@@ -13,14 +13,16 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// File in the index directory listing paths edited since the last reindex.
-pub const PENDING: &str = "pending-paths";
+pub(crate) const PENDING: &str = "pending-paths";
 /// File in the index directory with the document hashes seen at the last session start.
-pub const SESSION_SNAPSHOT: &str = "session-docs.json";
+pub(crate) const SESSION_SNAPSHOT: &str = "session-docs.json";
 
 /// What the hook process prints.
 #[derive(Debug, Default, PartialEq)]
 pub struct Outcome {
+    /// What goes to stdout: the context or digest for the client (`None`: print nothing).
     pub stdout: Option<String>,
+    /// What goes to stderr: notes on what failed or was skipped (`None`: nothing to report).
     pub stderr: Option<String>,
 }
 
@@ -33,10 +35,15 @@ impl Outcome {
 /// The hook event, as far as the engine reads it.
 #[derive(Debug)]
 pub struct Payload {
+    /// `hook_event_name`: `UserPromptSubmit`, `SessionStart`, `PostToolUse`…
     pub event: String,
+    /// The user's prompt (`UserPromptSubmit`).
     pub prompt: Option<String>,
+    /// The session's working directory (`None`: the process's own).
     pub cwd: Option<PathBuf>,
+    /// Why a session started (`startup`, `resume`, `clear`…; `None`: taken as `startup`).
     pub source: Option<String>,
+    /// The tool's arguments (`PostToolUse`): the edited path is `file_path` or `path` (`Null`: absent).
     pub tool_input: Value,
 }
 
@@ -80,7 +87,7 @@ fn kind(v: &Value) -> &'static str {
 }
 
 /// The JSON Claude Code reads from a hook's stdout.
-pub fn hook_output(event: &str, context: &str) -> String {
+pub(crate) fn hook_output(event: &str, context: &str) -> String {
     serde_json::json!({"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}}).to_string()
 }
 
@@ -283,7 +290,7 @@ fn on_session_start(payload: &Payload, index: &Path, settings: &Settings) -> Out
 
 /// The session digest: the latest decisions and conventions from memory records, and (unless
 /// `changes` is false, for `clear`) the files that changed since the last session started.
-pub fn session_digest(index: &Path, root: &Path, settings: &Settings, changes: bool) -> Result<Option<String>> {
+pub(crate) fn session_digest(index: &Path, root: &Path, settings: &Settings, changes: bool) -> Result<Option<String>> {
     let config = &settings.hook;
     let meta = crate::index::store::read_meta(
         &crate::index::store::current_generation(index)?
@@ -383,13 +390,13 @@ fn changed_since_last_session(index: &Path, meta: &crate::index::store::Meta) ->
 }
 
 /// The hook entries `engine hook install` adds: (event, matcher, timeout in seconds).
-pub const ENTRIES: [(&str, Option<&str>, u64); 3] =
+pub(crate) const ENTRIES: [(&str, Option<&str>, u64); 3] =
     [("UserPromptSubmit", None, 5), ("SessionStart", None, 30), ("PostToolUse", Some("Edit|Write|MultiEdit"), 5)];
 
 /// Ends every command install writes. Claude Code runs hook commands through a shell, which takes
 /// it for a comment; install and uninstall know their own entries by it, whatever the binary is
 /// called (`engine-dev`, a copy under another name).
-pub const MARKER: &str = "# engine-hook";
+pub(crate) const MARKER: &str = "# engine-hook";
 
 /// The command a hook entry runs.
 pub fn hook_command(exe: &Path) -> String {
@@ -508,7 +515,7 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 }
 
 /// Where install keeps the user's file as it was: `settings.json.bak` next to the path given.
-pub fn backup_path(path: &Path) -> PathBuf {
+pub(crate) fn backup_path(path: &Path) -> PathBuf {
     let mut p = path.as_os_str().to_owned();
     p.push(".bak");
     PathBuf::from(p)

@@ -22,9 +22,10 @@ pub enum Intent {
     Balanced,
 }
 
-pub const INTENTS: [Intent; 5] = [Intent::Symbol, Intent::Flow, Intent::Concept, Intent::Code, Intent::Balanced];
+pub(crate) const INTENTS: [Intent; 5] = [Intent::Symbol, Intent::Flow, Intent::Concept, Intent::Code, Intent::Balanced];
 
 impl Intent {
+    /// The intent's lowercase name, as serialised.
     pub fn as_str(self) -> &'static str {
         match self {
             Intent::Symbol => "symbol",
@@ -57,6 +58,7 @@ pub struct IntentResult {
 }
 
 impl IntentResult {
+    /// The probability of `intent` (0 if it is not listed).
     pub fn probability(&self, intent: Intent) -> f32 {
         self.probabilities.iter().find(|(i, _)| *i == intent).map_or(0.0, |(_, p)| *p)
     }
@@ -128,7 +130,7 @@ fn identifier_score(word: &str) -> f32 {
 }
 
 /// Classifies a query.
-pub fn classify(query: &str) -> IntentResult {
+pub(crate) fn classify(query: &str) -> IntentResult {
     let lower = query.to_lowercase();
     let mut raw = [0f32; 5];
     raw[4] = 1.0; // balanced is the prior
@@ -213,7 +215,7 @@ const DEICTIC: &[&str] = &[
 /// acknowledgement ("ok", "thanks", "looks good") or pointing back into the session ("that",
 /// "again", "what you just did"). A form signal only: abstention weighs it with the evidence,
 /// since "fix the flaky upload test again" is both.
-pub fn conversational(query: &str) -> bool {
+pub(crate) fn conversational(query: &str) -> bool {
     if query.contains('?') {
         return false;
     }
@@ -228,7 +230,7 @@ pub fn conversational(query: &str) -> bool {
 }
 
 /// Whether a query is about tests, benchmarks or fixtures, so files of that kind are what it wants.
-pub fn about_tests(query: &str) -> bool {
+pub(crate) fn about_tests(query: &str) -> bool {
     static TESTS: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(
             r"(?i)\b(tests?|testing|tested|spec|specs|fixtures?|bench(mark)?(s|ed|ing)?|pytest|unittest|mocks?)\b",

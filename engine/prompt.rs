@@ -29,7 +29,7 @@ pub fn trivial(prompt: &str, config: &HookConfig) -> bool {
 
 /// What the hook does with a prompt before any search.
 #[derive(Debug, PartialEq)]
-pub enum Gate {
+pub(crate) enum Gate {
     /// Search for this: the prompt with secrets removed, cut at a word boundary to
     /// `max_query_chars`.
     Search(String),
@@ -67,9 +67,9 @@ pub fn gate(prompt: &str, config: &HookConfig) -> Gate {
 
 /// Context for one query, as the hook and the daemon compute it: hybrid search, the tiered block,
 /// secrets removed from its text, capped at `max_chars`. `None` when nothing relevant was found.
-pub fn prompt_context(engine: &Engine, query: &str) -> Result<Option<crate::tier::ContextBlock>> {
+pub(crate) fn prompt_context(engine: &Engine, query: &str) -> Result<Option<crate::tier::ContextBlock>> {
     let config = &engine.settings.hook;
-    let resp = engine.search(&SearchRequest::new(query, config.k, Mode::Hybrid))?;
+    let resp = engine.search_with(&SearchRequest::new(query, config.k, Mode::Hybrid))?;
     let mut context = engine.settings.context.clone();
     for _ in 0..4 {
         // Secrets are already out: the block cleans every string it takes in.
@@ -88,14 +88,26 @@ pub fn prompt_context(engine: &Engine, query: &str) -> Result<Option<crate::tier
     Ok(None)
 }
 
+impl Engine {
+    /// What the Claude Code hook adds to this prompt: `None` for a trivial prompt (small talk, a
+    /// slash command), one that is mostly a secret, or one nothing in the index answers; else
+    /// the tiered context block (secrets redacted, markup escaped, within `[hook] max_chars`).
+    pub fn context_for_prompt(&self, prompt: &str) -> Result<Option<crate::tier::ContextBlock>> {
+        match gate(prompt, &self.settings.hook) {
+            Gate::Search(query) => prompt_context(self, &query),
+            Gate::Skip | Gate::Refuse(_) => Ok(None),
+        }
+    }
+}
+
 /// A project's config file: `engine.toml` next to its index directory.
-pub fn project_config(index_dir: &Path) -> PathBuf {
+pub(crate) fn project_config(index_dir: &Path) -> PathBuf {
     index_dir.parent().unwrap_or(index_dir).join("engine.toml")
 }
 
 /// Settings for a project, leniently ([`Settings::load`]): an invalid section falls back to its
 /// defaults, a file that cannot be read or parsed to all defaults; the warnings say which.
-pub fn project_settings(index_dir: &Path) -> (Settings, Vec<String>) {
+pub(crate) fn project_settings(index_dir: &Path) -> (Settings, Vec<String>) {
     match Settings::load(&project_config(index_dir)) {
         Ok(loaded) => loaded,
         Err(e) => (Settings::default(), vec![format!("config: {e}; using the defaults")]),

@@ -6,7 +6,7 @@ use serde::Deserialize;
 
 /// One memory record. Unknown fields are ignored; `content` may also be called `text` or `body`.
 #[derive(Debug, Clone, Deserialize)]
-pub struct Record {
+pub(crate) struct Record {
     #[serde(default)]
     pub title: Option<String>,
     #[serde(default)]

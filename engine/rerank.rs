@@ -17,6 +17,7 @@ use std::time::Instant;
 
 /// Scores (query, passage) pairs; higher is more relevant. Raw logits: the caller squashes them.
 pub trait Reranker: Send + Sync {
+    /// Names the model in responses ([`RerankReport::model`]).
     fn id(&self) -> &str;
     /// One logit per passage, in order.
     fn score(&self, query: &str, passages: &[&str]) -> Result<Vec<f32>>;
@@ -63,7 +64,7 @@ impl OnnxCrossEncoder {
 
     /// The configured reranker directory: `[rerank] model`, else `models/reranker/` when the
     /// manifest has a reranker. `None`: no reranker configured.
-    pub fn configured_dir(models: &Models, config: &RerankConfig) -> Option<PathBuf> {
+    pub(crate) fn configured_dir(models: &Models, config: &RerankConfig) -> Option<PathBuf> {
         match &config.model {
             Some(p) => Some(PathBuf::from(p)),
             None => models.manifest.reranker.as_ref().map(|_| models.dir.join("reranker")),
@@ -94,7 +95,7 @@ impl Reranker for OnnxCrossEncoder {
 /// query token takes its best cosine among the passage's tokens; the mean of those, centred and
 /// scaled, is the logit. Passages are encoded at query time (the index keeps one vector per
 /// chunk, not one per token), which is what makes it slow: see the README's measurement.
-pub struct MaxSimReranker {
+pub(crate) struct MaxSimReranker {
     session: Mutex<ort::session::Session>,
     tokenizer: tokenizers::Tokenizer,
     /// logit = scale · (maxsim − center).
@@ -103,7 +104,7 @@ pub struct MaxSimReranker {
 }
 
 /// The `[rerank] model` value that selects [`MaxSimReranker`].
-pub const MAXSIM: &str = "maxsim";
+pub(crate) const MAXSIM: &str = "maxsim";
 
 impl MaxSimReranker {
     pub fn load(models: &Models, config: &RerankConfig) -> Result<MaxSimReranker> {
@@ -180,7 +181,7 @@ impl Reranker for MaxSimReranker {
 }
 
 /// Whether a query gets reranked in `mode` (the configured one, or a request's override).
-pub fn should_rerank(query: &str, intent: &IntentResult, mode: RerankMode, config: &RerankConfig) -> bool {
+pub(crate) fn should_rerank(query: &str, intent: &IntentResult, mode: RerankMode, config: &RerankConfig) -> bool {
     match mode {
         RerankMode::Never => false,
         RerankMode::Always => true,
@@ -200,13 +201,16 @@ pub fn should_rerank(query: &str, intent: &IntentResult, mode: RerankMode, confi
 /// What the rerank stage did, for the response.
 #[derive(Debug, Clone, Serialize)]
 pub struct RerankReport {
+    /// The reranker's id (empty when it failed to load).
     pub model: String,
     /// True when the scores were applied; false when the fused order stands.
     pub applied: bool,
     /// Why the fused order stands, when it does.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// (query, passage) pairs the stage set out to score: the first `[rerank] top_k` candidates.
     pub pairs: usize,
+    /// Milliseconds the stage took.
     pub ms: f64,
 }
 
@@ -216,14 +220,14 @@ pub fn sigmoid(x: f32) -> f32 {
 }
 
 /// Blends rerank logits with fused scores: weight · sigmoid(logit) + (1 − weight) · fused / best fused.
-pub fn blend(fused: &[f32], logits: &[f32], weight: f32) -> Vec<f32> {
+pub(crate) fn blend(fused: &[f32], logits: &[f32], weight: f32) -> Vec<f32> {
     let best = fused.iter().copied().fold(f32::MIN, f32::max).max(f32::MIN_POSITIVE);
     fused.iter().zip(logits).map(|(f, l)| weight * sigmoid(*l) + (1.0 - weight) * f / best).collect()
 }
 
 /// Scores passages in batches, giving up when the deadline passes between batches.
 /// `Ok(None)`: the deadline passed (the reason says after how many).
-pub fn score_within(
+pub(crate) fn score_within(
     reranker: &dyn Reranker,
     query: &str,
     passages: &[&str],

@@ -3,12 +3,14 @@
 //! fusion → expansion boost → dedup → optional rerank → confidence labels → hits.
 //! [`Engine::context`] turns a response into the tiered context block an LLM gets.
 
+use crate::config::Weights;
 use crate::config::{Mode, Settings};
 use crate::embed::{dot, Embedder, OnnxEmbedder};
 use crate::error::{Error, Result};
 use crate::fuse::{self, Fused, Leg, LegHit};
-pub use crate::hit::{snippet, Confidence, Evidence, Explain, Hit};
-use crate::index::bm25::{self, Fields};
+use crate::hit::{snippet, Evidence, Explain, Hit};
+use crate::index::bm25;
+use crate::index::reader::{ChunkAddress, ChunkReader, Snapshot};
 use crate::index::store::{self, Meta};
 use crate::index::vector::VectorStore;
 use crate::intent::{self, IntentResult};
@@ -20,17 +22,17 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
-use tantivy::collector::TopDocs;
-use tantivy::query::TermQuery;
-use tantivy::schema::{IndexRecordOption, Value};
-use tantivy::{DocAddress, IndexReader, Searcher, TantivyDocument, Term};
 
 /// One query.
 #[derive(Debug, Clone)]
 pub struct SearchRequest {
+    /// The query text; surrounding whitespace is ignored, and an empty query is an error.
     pub query: String,
+    /// Results wanted (1 to 1000).
     pub k: usize,
+    /// Legs to search.
     pub mode: Mode,
+    /// Attach an [`Explain`] to every hit.
     pub explain: bool,
     /// Also return the query-level [`Evidence`] and every hit's coverage (abstention always
     /// measures them on the first hits; this analyses every hit's text).
@@ -40,6 +42,7 @@ pub struct SearchRequest {
 }
 
 impl SearchRequest {
+    /// A request for `k` results in `mode`, without explanation, evidence or rerank override.
     pub fn new(query: impl Into<String>, k: usize, mode: Mode) -> SearchRequest {
         SearchRequest { query: query.into(), k, mode, explain: false, evidence: false, rerank: None }
     }
@@ -48,38 +51,44 @@ impl SearchRequest {
 /// Milliseconds per stage.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Timings {
+    /// Classifying the query's intent.
     pub intent: f64,
+    /// Embedding the query.
     pub embed: f64,
+    /// The lexical leg.
     pub bm25: f64,
+    /// The vector leg, without embedding the query.
     pub vector: f64,
+    /// The symbol leg (0 when it did not run: not hybrid, or no identifier in the query).
     pub symbol: f64,
+    /// Fusing the legs' lists.
     pub fuse: f64,
+    /// The rerank stage (0 when it did not run).
     pub rerank: f64,
     /// Query-level evidence and abstention.
     pub evidence: f64,
+    /// The whole search, end to end.
     pub total: f64,
 }
-
-/// Hits whose text counts for [`Evidence::coverage`].
-const COVERAGE_HITS: usize = 3;
-/// Hits whose coverage is measured on every query (for [`Evidence::best_coverage`]).
-const MEASURED_HITS: usize = 10;
-/// Rank within a leg that counts as the leg agreeing on a hit.
-const AGREEMENT_RANK: usize = 10;
 
 /// The answer to one query.
 #[derive(Debug, Clone, Serialize)]
 pub struct SearchResponse {
+    /// The query as searched (trimmed).
     pub query: String,
+    /// The mode searched in.
     pub mode: Mode,
+    /// The query's intent and the symbols, paths and modules found in it.
     pub intent: IntentResult,
     /// True when the vector leg could not run (no model, or it failed) and BM25 answered alone.
     pub degraded: bool,
+    /// Why the vector leg could not run, when `degraded`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub degraded_reason: Option<String>,
     /// What the rerank stage did, when it was triggered.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rerank: Option<RerankReport>,
+    /// The hits, best first: at most `k`, labelled.
     pub results: Vec<Hit>,
     /// When the request asked for it.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -87,21 +96,26 @@ pub struct SearchResponse {
     /// Whether anything answers the query ([`crate::abstain`]); `None` when abstention is off.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verdict: Option<crate::abstain::Verdict>,
+    /// Milliseconds per stage.
     pub timings_ms: Timings,
 }
 
-/// An open index: tantivy reader, vectors, metadata, and (unless degraded) the embedder.
+/// An open index: its chunks, vectors, metadata, and (unless degraded) the embedder.
 pub struct Engine {
+    /// The index directory.
     pub dir: PathBuf,
+    /// The settings every search uses.
     pub settings: Settings,
+    /// The metadata of the generation that was live when the engine opened.
     pub meta: Meta,
     generation_dir: PathBuf,
-    reader: IndexReader,
-    fields: Fields,
+    reader: ChunkReader,
     /// Loaded on first use (BM25-only engines never read them) or, by `open`, while the model loads.
     vectors: std::sync::OnceLock<std::result::Result<Vectors, String>>,
     /// Search vectors through the HNSW graph (when the generation has one) rather than exactly.
     use_graph: bool,
+    /// Opened for one query or two ([`Engine::open_one_shot`]): never load the graph.
+    exact_only: bool,
     embedder: Option<Arc<dyn Embedder>>,
     embed_error: Option<String>,
     reranker: Option<Arc<dyn Reranker>>,
@@ -114,53 +128,119 @@ struct Vectors {
     rows: HashMap<u64, usize>,
 }
 
+/// What the retrieval legs found for one query.
+#[derive(Default)]
+struct Legs {
+    lexical: Option<Vec<(LegHit, ChunkAddress)>>,
+    symbol: Option<Vec<(LegHit, ChunkAddress)>>,
+    vector: Option<Vec<LegHit>>,
+    query_vector: Option<Vec<f32>>,
+    /// Why the vector leg did not run, when it was wanted.
+    degraded_reason: Option<String>,
+}
+
+impl Legs {
+    /// The legs' ranked lists, as fusion takes them.
+    fn ranked(&self) -> Vec<(Leg, Vec<LegHit>)> {
+        let found = |hits: &Vec<(LegHit, ChunkAddress)>| hits.iter().map(|(h, _)| *h).collect::<Vec<_>>();
+        let mut legs = Vec::new();
+        legs.extend(self.lexical.as_ref().map(|h| (Leg::Lexical, found(h))));
+        legs.extend(self.symbol.as_ref().map(|h| (Leg::Symbol, found(h))));
+        legs.extend(self.vector.clone().map(|h| (Leg::Vector, h)));
+        legs
+    }
+
+    /// Where a text leg found this chunk (the vector leg knows only keys).
+    fn address_of(&self, key: u64) -> Option<ChunkAddress> {
+        [&self.lexical, &self.symbol].into_iter().flatten().flatten().find(|(h, _)| h.key == key).map(|(_, a)| *a)
+    }
+
+    fn bm25_score(&self, key: u64) -> Option<f32> {
+        self.lexical.iter().flatten().find(|(h, _)| h.key == key).map(|(h, _)| h.score)
+    }
+}
+
+/// A fused hit on its way to the results: its stored chunk, the boosts it got and, once
+/// reranked, the cross-encoder's logit.
+struct Candidate {
+    fused: Fused,
+    hit: Hit,
+    boosts: Vec<String>,
+    logit: Option<f32>,
+}
+
+impl Candidate {
+    fn boost(&mut self, factor: f32, why: &str) {
+        self.fused.score *= factor;
+        self.boosts.push(format!("{why} x{factor}"));
+    }
+}
+
 fn ms(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e3
 }
 
+/// Runs a stage, adding its milliseconds to `slot`.
+fn timed<T>(slot: &mut f64, f: impl FnOnce() -> T) -> T {
+    let t = Instant::now();
+    let out = f();
+    *slot += ms(t);
+    out
+}
+
 impl Engine {
-    /// Opens the index at `dir` with the default embedding model. If the model cannot load, the
-    /// engine still opens and answers from BM25 (responses say `degraded`, with the reason).
+    /// Opens the index at `dir` with the model found by [`Models::locate`], loading the HNSW
+    /// graph; if the model cannot load, the engine answers from BM25 and says so (`degraded`,
+    /// with the reason). The CLI's and the daemon's way in; library users go through
+    /// [`Engine::builder`], where a missing model is an error.
     /// The model is loaded here rather than at the first query: loaded after the index, query
     /// embedding measured ~1.3 ms slower at p50 (`cargo bench --bench search`).
-    pub fn open(dir: &Path, settings: Settings) -> Result<Engine> {
-        Engine::open_with(dir, settings, true)
+    pub(crate) fn open(dir: &Path, settings: Settings) -> Result<Engine> {
+        let models = Models::locate(dir.parent());
+        Engine::open_parts(dir, settings, models, true)
     }
 
-    /// [`Engine::open`] for a process that answers one query and exits (the CLI, the hook without
-    /// its daemon): vectors are scanned exactly instead of loading the HNSW graph, which costs
-    /// far more to load than an exact scan (16k vectors: graph load ~0.3 s, scan 1.7 ms).
-    pub fn open_one_shot(dir: &Path, settings: Settings) -> Result<Engine> {
-        Engine::open_with(dir, settings, false)
+    /// [`Engine::open`] for a process that answers one query and exits (the hook without its
+    /// daemon): vectors are scanned exactly instead of loading the HNSW graph, which costs far
+    /// more to load than an exact scan (16k vectors: graph load ~0.3 s, scan 1.7 ms).
+    pub(crate) fn open_one_shot(dir: &Path, settings: Settings) -> Result<Engine> {
+        let models = Models::locate(dir.parent());
+        Engine::open_parts(dir, settings, models, false)
     }
 
-    fn open_with(dir: &Path, settings: Settings, graph: bool) -> Result<Engine> {
-        let root = dir.parent().unwrap_or(dir);
+    /// Opens the index with the model of `models`, or, when that is an error or the model does
+    /// not load, without one (the reason kept for every response).
+    pub(crate) fn open_parts(dir: &Path, settings: Settings, models: Result<Models>, graph: bool) -> Result<Engine> {
         // The model and the vectors (with the HNSW graph) load in parallel: each takes a few
         // hundred milliseconds, and a cold process (the hook without its daemon) pays both.
         let (embedder, engine) = rayon::join(
             || {
-                Models::locate(Some(root))
-                    .and_then(|m| OnnxEmbedder::load(&m, &settings.embed))
-                    .map(|e| Arc::new(e) as Arc<dyn Embedder>)
+                let m = models.as_ref().map_err(|e| e.to_string())?;
+                OnnxEmbedder::load(m, &settings.embed).map(|e| (m, e)).map_err(|e| e.to_string())
             },
             || {
                 Engine::with_embedder(dir, settings.clone(), None, None).map(|mut e| {
-                    e.use_graph &= graph;
+                    if !graph {
+                        e = e.without_graph();
+                    }
                     let _ = e.vectors();
                     e
                 })
             },
         );
         let mut engine = engine?;
-        match embedder {
-            Ok(e) => {
+        let models = match embedder {
+            Ok((models, e)) => {
                 engine.meta.check_compatible(dir, Some(e.id()))?;
-                engine.embedder = Some(e);
+                engine.embedder = Some(Arc::new(e));
+                Some(models)
             }
-            Err(err) => engine.embed_error = Some(err.to_string()),
-        }
-        Ok(engine.with_configured_reranker())
+            Err(reason) => {
+                engine.embed_error = Some(reason);
+                models.as_ref().ok()
+            }
+        };
+        Ok(engine.with_configured_reranker(models))
     }
 
     fn vectors(&self) -> std::result::Result<&Vectors, String> {
@@ -175,19 +255,19 @@ impl Engine {
             .map_err(String::clone)
     }
 
-    /// Loads the configured cross-encoder, if any and if reranking is not off. A reranker that
-    /// cannot load is reported in every response that wanted it; search still answers.
-    pub fn with_configured_reranker(mut self) -> Engine {
+    /// Loads the configured cross-encoder from `models`, if any and if reranking is not off. A
+    /// reranker that cannot load is reported in every response that wanted it; search still
+    /// answers.
+    pub(crate) fn with_configured_reranker(mut self, models: Option<&Models>) -> Engine {
         if self.settings.rerank.mode == crate::config::RerankMode::Never {
             return self;
         }
-        let root = self.dir.parent().unwrap_or(&self.dir).to_path_buf();
-        let Ok(models) = Models::locate(Some(&root)) else { return self };
+        let Some(models) = models else { return self };
         let loaded: Result<Arc<dyn Reranker>> = if self.settings.rerank.model.as_deref() == Some(rerank::MAXSIM) {
-            rerank::MaxSimReranker::load(&models, &self.settings.rerank).map(|r| Arc::new(r) as Arc<dyn Reranker>)
+            rerank::MaxSimReranker::load(models, &self.settings.rerank).map(|r| Arc::new(r) as Arc<dyn Reranker>)
         } else {
-            let Some(dir) = OnnxCrossEncoder::configured_dir(&models, &self.settings.rerank) else { return self };
-            OnnxCrossEncoder::load(&models, &dir, self.settings.rerank.max_length)
+            let Some(dir) = OnnxCrossEncoder::configured_dir(models, &self.settings.rerank) else { return self };
+            OnnxCrossEncoder::load(models, &dir, self.settings.rerank.max_length)
                 .map(|r| Arc::new(r) as Arc<dyn Reranker>)
         };
         match loaded {
@@ -198,18 +278,19 @@ impl Engine {
     }
 
     /// Uses this reranker (tests, programs bringing their own).
-    pub fn with_reranker(mut self, reranker: Arc<dyn Reranker>) -> Engine {
+    pub(crate) fn with_reranker(mut self, reranker: Arc<dyn Reranker>) -> Engine {
         self.reranker = Some(reranker);
         self.rerank_error = None;
         self
     }
 
     /// Opens the index without loading a model, for callers that only run BM25 queries.
-    pub fn open_lexical(dir: &Path, settings: Settings) -> Result<Engine> {
+    pub(crate) fn open_lexical(dir: &Path, settings: Settings) -> Result<Engine> {
         Engine::with_embedder(dir, settings, None, Some("opened without an embedding model (BM25 only)".into()))
     }
 
-    /// Loads the embedding model now, so a long-lived process pays the load before its first query.
+    /// Runs the embedding model once, so a long-lived process pays its warm-up before the first
+    /// query.
     pub fn warm_up(&self) -> Result<()> {
         match &self.embedder {
             Some(e) => e.embed_query("warm up").map(|_| ()),
@@ -218,7 +299,7 @@ impl Engine {
     }
 
     /// Opens the index with a given embedder (or none, with the reason).
-    pub fn with_embedder(
+    pub(crate) fn with_embedder(
         dir: &Path,
         settings: Settings,
         embedder: Option<Arc<dyn Embedder>>,
@@ -229,17 +310,16 @@ impl Engine {
         let meta = store::read_meta(&generation_dir)?;
         let use_graph = meta.graph;
         meta.check_compatible(dir, embedder.as_ref().map(|e| e.id()))?;
-        let (_, reader) = bm25::open_reader(&generation_dir)?;
-        let (_, fields) = bm25::schema();
+        let reader = ChunkReader::open(&generation_dir)?;
         Ok(Engine {
             dir: dir.to_path_buf(),
             settings,
             meta,
             generation_dir,
             reader,
-            fields,
             vectors: std::sync::OnceLock::new(),
             use_graph,
+            exact_only: false,
             embedder,
             embed_error,
             reranker: None,
@@ -247,8 +327,23 @@ impl Engine {
         })
     }
 
+    /// Scans vectors exactly from now on instead of loading the HNSW graph.
+    pub(crate) fn without_graph(mut self) -> Engine {
+        (self.use_graph, self.exact_only) = (false, true);
+        self
+    }
+
+    /// Reads the index's live generation again (after an indexing run), keeping the models.
+    pub(crate) fn reopen(&mut self) -> Result<()> {
+        let fresh = Engine::with_embedder(&self.dir, self.settings.clone(), self.embedder.clone(), None)?;
+        (self.meta, self.generation_dir, self.reader, self.vectors) =
+            (fresh.meta, fresh.generation_dir, fresh.reader, fresh.vectors);
+        self.use_graph = fresh.use_graph && !self.exact_only;
+        Ok(())
+    }
+
     /// The live generation this engine reads.
-    pub fn generation_dir(&self) -> &Path {
+    pub(crate) fn generation_dir(&self) -> &Path {
         &self.generation_dir
     }
 
@@ -257,9 +352,52 @@ impl Engine {
         self.embedder.as_ref()
     }
 
-    /// Answers one query.
-    pub fn search(&self, req: &SearchRequest) -> Result<SearchResponse> {
+    /// Answers a query with `[search] k` results in `[search] mode` (hybrid by default).
+    pub fn search(&self, query: &str) -> Result<SearchResponse> {
+        let config = &self.settings.search;
+        self.search_with(&SearchRequest::new(query, config.k, config.mode))
+    }
+
+    /// Answers one request. Each stage is a function below, in this order.
+    pub fn search_with(&self, req: &SearchRequest) -> Result<SearchResponse> {
         let started = Instant::now();
+        let query = self.checked(req)?;
+        let mut timings = Timings::default();
+        let intent = timed(&mut timings.intent, || intent::classify(query));
+        let snapshot = self.reader.snapshot();
+        let legs = self.legs(&snapshot, query, &intent, req, &mut timings)?;
+        let weights = fuse::mix(&intent, &self.settings.fuse);
+        let fused = timed(&mut timings.fuse, || fuse::fuse(&legs.ranked(), &weights, &self.settings.fuse));
+        let reranking = req.mode == Mode::Hybrid
+            && rerank::should_rerank(
+                query,
+                &intent,
+                req.rerank.unwrap_or(self.settings.rerank.mode),
+                &self.settings.rerank,
+            );
+        let wanted = if reranking { req.k.max(self.settings.rerank.top_k) } else { req.k };
+        let mut candidates = self.candidates(&snapshot, fused, &legs, &intent, wanted)?;
+        let rerank = timed(&mut timings.rerank, || reranking.then(|| self.rerank(query, &mut candidates)).flatten());
+        let mut results = self.hits(candidates, req, query, weights);
+        let (evidence, verdict) =
+            timed(&mut timings.evidence, || self.labels(&snapshot, query, &intent, &mut results, req.evidence));
+        timings.total = ms(started);
+        Ok(SearchResponse {
+            query: query.to_string(),
+            mode: req.mode,
+            intent,
+            degraded: legs.degraded_reason.is_some(),
+            degraded_reason: legs.degraded_reason,
+            rerank,
+            results,
+            evidence,
+            verdict,
+            timings_ms: timings,
+        })
+    }
+
+    /// The query, trimmed, when it and `k` can be answered.
+    fn checked<'q>(&self, req: &'q SearchRequest) -> Result<&'q str> {
         let query = req.query.trim();
         if query.is_empty() {
             return Err(Error::InvalidInput("empty query: give some words to search for".into()));
@@ -275,178 +413,156 @@ impl Engine {
                 allowed.end()
             )));
         }
-        let n = self.settings.search.top_n.max(req.k);
-        let mut timings = Timings::default();
-        let t = Instant::now();
-        let intent = intent::classify(query);
-        timings.intent = ms(t);
-        let searcher = self.reader.searcher();
+        Ok(query)
+    }
 
-        // The legs: BM25 and vector concurrently; the symbol leg when the query names identifiers.
-        let want_lex = req.mode != Mode::Vector;
-        let want_vec = req.mode != Mode::Bm25;
+    /// Retrieval: BM25 and vector concurrently, then the symbol leg when the query names
+    /// identifiers. Without a model the vector leg is replaced by BM25 (degraded).
+    fn legs(
+        &self,
+        snapshot: &Snapshot,
+        query: &str,
+        intent: &IntentResult,
+        req: &SearchRequest,
+        timings: &mut Timings,
+    ) -> Result<Legs> {
+        let (mode, n) = (req.mode, self.settings.search.top_n.max(req.k));
+        let (want_lex, want_vec) = (mode != Mode::Vector, mode != Mode::Bm25);
         let ((lexical, lex_ms), (vector, vec_ms)) = rayon::join(
-            || self.timed(want_lex, || self.lexical_leg(&searcher, query, n)),
+            || self.timed(want_lex, || snapshot.lexical(&self.settings.bm25, query, n)),
             || self.timed(want_vec, || self.vector_leg(query, n)),
         );
         timings.bm25 = lex_ms;
-        let (vector, query_vector, degraded_reason) = match vector {
+        let mut legs = Legs::default();
+        match vector {
             Some(Ok((hits, q, embed_ms))) => {
                 timings.embed = embed_ms;
                 timings.vector = vec_ms - embed_ms;
-                (Some(hits), Some(q), None)
+                (legs.vector, legs.query_vector) = (Some(hits), Some(q));
             }
-            Some(Err(reason)) => (None, None, Some(reason)),
-            None => (None, None, None),
-        };
-        let degraded = degraded_reason.is_some();
-        let lexical = match (lexical, degraded) {
-            (Some(l), _) => Some(l?),
+            Some(Err(reason)) => legs.degraded_reason = Some(reason),
+            None => {}
+        }
+        legs.lexical = match lexical {
+            Some(l) => Some(l?),
             // Vector-only mode without a model: BM25 answers instead.
-            (None, true) => Some(self.lexical_leg(&searcher, query, n)?),
-            (None, false) => None,
+            None if legs.degraded_reason.is_some() => Some(snapshot.lexical(&self.settings.bm25, query, n)?),
+            None => None,
         };
-        let t = Instant::now();
-        let symbol = if req.mode == Mode::Hybrid && !intent.symbols.is_empty() {
-            Some(self.symbol_leg(&searcher, &intent.symbols, n)?)
-        } else {
-            None
-        };
-        timings.symbol = ms(t);
-
-        // Fusion (a single leg fuses to its own order).
-        let t = Instant::now();
-        let weights = fuse::mix(&intent, &self.settings.fuse);
-        let mut legs = Vec::new();
-        let mut addresses: HashMap<u64, DocAddress> = HashMap::new();
-        let bm25_scores: HashMap<u64, f32> = lexical.iter().flatten().map(|(h, _)| (h.key, h.score)).collect();
-        for (leg, hits) in [(Leg::Lexical, lexical), (Leg::Symbol, symbol)] {
-            if let Some(hits) = hits {
-                legs.push((leg, hits.iter().map(|(h, _)| *h).collect::<Vec<_>>()));
-                addresses.extend(hits.into_iter().map(|(h, a)| (h.key, a)));
-            }
+        if mode == Mode::Hybrid && !intent.symbols.is_empty() {
+            legs.symbol = Some(timed(&mut timings.symbol, || snapshot.symbols(&intent.symbols, n))?);
         }
-        if let Some(v) = vector {
-            legs.push((Leg::Vector, v));
-        }
-        let fused = fuse::fuse(&legs, &weights, &self.settings.fuse);
-        timings.fuse = ms(t);
+        Ok(legs)
+    }
 
-        // Load the best candidates, boost those matching named symbols or paths, dedup.
-        let rerank_mode = req.rerank.unwrap_or(self.settings.rerank.mode);
-        let reranking =
-            req.mode == Mode::Hybrid && rerank::should_rerank(query, &intent, rerank_mode, &self.settings.rerank);
-        let want = if reranking { req.k.max(self.settings.rerank.top_k) } else { req.k };
-        let candidates = fused.into_iter().take(want * 3 + 10);
-        let mut hits: Vec<(Fused, Hit, Vec<String>)> = Vec::new();
-        for f in candidates {
-            let Some(address) = addresses.get(&f.key).copied().or_else(|| self.address_of(&searcher, f.key)) else {
+    /// The best fused hits loaded from the index, boosted (named symbols and paths; test files
+    /// down unless the query is about tests), re-sorted, and with overlapping windows of one
+    /// chunk dropped: up to `wanted` of them.
+    fn candidates(
+        &self,
+        snapshot: &Snapshot,
+        fused: Vec<Fused>,
+        legs: &Legs,
+        intent: &IntentResult,
+        wanted: usize,
+    ) -> Result<Vec<Candidate>> {
+        let config = &self.settings.search;
+        let mut candidates = Vec::new();
+        for fused in fused.into_iter().take(wanted * config.candidates_factor + config.candidates_extra) {
+            let Some(address) = legs.address_of(fused.key).or_else(|| snapshot.address_of(fused.key)) else {
                 continue;
             };
-            let hit = self.load_hit(&searcher, address, f.key)?;
-            hits.push((f, hit, Vec::new()));
+            let hit = snapshot.load(address, fused.key)?;
+            candidates.push(Candidate { fused, hit, boosts: Vec::new(), logit: None });
         }
-        for (f, hit, boosts) in hits.iter_mut() {
-            if expansion_match(&intent, hit) {
-                f.score *= self.settings.fuse.expansion_boost;
-                boosts.push(format!("expansion x{}", self.settings.fuse.expansion_boost));
+        let fuse = &self.settings.fuse;
+        for c in candidates.iter_mut() {
+            if expansion_match(intent, &c.hit) {
+                c.boost(fuse.expansion_boost, "expansion");
             }
-            let test_factor = self.settings.fuse.test_factor;
-            if test_factor != 1.0 && !intent.about_tests && crate::ingest::is_test_path(&hit.path) {
-                f.score *= test_factor;
-                boosts.push(format!("test file x{test_factor}"));
+            if fuse.test_factor != 1.0 && !intent.about_tests && crate::ingest::is_test_path(&c.hit.path) {
+                c.boost(fuse.test_factor, "test file");
             }
         }
-        hits.sort_by(|a, b| b.0.score.total_cmp(&a.0.score).then(a.0.key.cmp(&b.0.key)));
-        let mut results: Vec<(Fused, Hit, Vec<String>)> = Vec::new();
-        for (f, mut hit, boosts) in hits {
-            if results.iter().any(|(_, r, _)| r.overlaps(&hit)) {
+        candidates.sort_by(|a, b| b.fused.score.total_cmp(&a.fused.score).then(a.fused.key.cmp(&b.fused.key)));
+        let mut kept: Vec<Candidate> = Vec::new();
+        for mut c in candidates {
+            if kept.iter().any(|k| k.hit.overlaps(&c.hit)) {
                 continue; // an overlapping window of a chunk already listed
             }
-            hit.score = f.score;
-            hit.bm25 = bm25_scores.get(&f.key).copied();
-            let rank_in = |leg: Leg| f.legs.iter().find(|c| c.leg == leg).map(|c| c.rank);
-            (hit.lexical_rank, hit.vector_rank) = (rank_in(Leg::Lexical), rank_in(Leg::Vector));
-            hit.cosine = query_vector.as_ref().and_then(|q| {
+            c.hit.score = c.fused.score;
+            c.hit.bm25 = legs.bm25_score(c.fused.key);
+            let rank_in = |leg: Leg| c.fused.legs.iter().find(|l| l.leg == leg).map(|l| l.rank);
+            (c.hit.lexical_rank, c.hit.vector_rank) = (rank_in(Leg::Lexical), rank_in(Leg::Vector));
+            c.hit.cosine = legs.query_vector.as_ref().and_then(|q| {
                 let v = self.vectors().ok()?;
-                v.rows.get(&f.key).map(|r| dot(q, v.store.row(*r)))
+                v.rows.get(&c.fused.key).map(|r| dot(q, v.store.row(*r)))
             });
-            results.push((f, hit, boosts));
-            if results.len() == want {
+            kept.push(c);
+            if kept.len() == wanted {
                 break;
             }
         }
+        Ok(kept)
+    }
 
-        // Optional rerank of the top fused hits, then confidence labels on the final order.
-        let t = Instant::now();
-        let mut logits: HashMap<u64, f32> = HashMap::new();
-        let rerank = reranking.then(|| self.rerank(query, &mut results, &mut logits)).flatten();
-        timings.rerank = ms(t);
-        results.truncate(req.k);
-        let mut results: Vec<Hit> = results
+    /// The first `k` candidates as hits, with snippets and (when asked) their explanation.
+    fn hits(&self, candidates: Vec<Candidate>, req: &SearchRequest, query: &str, weights: Weights) -> Vec<Hit> {
+        let snippet_chars = self.settings.search.snippet_chars;
+        candidates
             .into_iter()
-            .map(|(f, mut hit, boosts)| {
+            .take(req.k)
+            .map(|c| {
+                let mut hit = c.hit;
                 // An index written before secrets were redacted at ingest may still hold some.
-                hit.snippet = snippet(&crate::secrets::redacted(&hit.text), query, 240);
+                hit.snippet = snippet(&crate::secrets::redacted(&hit.text), query, snippet_chars);
                 if req.explain {
                     hit.explain = Some(Explain {
-                        legs: f.legs.clone(),
+                        legs: c.fused.legs,
                         weights,
-                        rrf: f.rrf,
-                        consensus: f.consensus,
-                        boosts,
-                        rerank_logit: logits.get(&f.key).copied(),
+                        rrf: c.fused.rrf,
+                        consensus: c.fused.consensus,
+                        boosts: c.boosts,
+                        rerank_logit: c.logit,
                         final_score: hit.score,
                     });
                 }
                 hit
             })
-            .collect();
-        let t = Instant::now();
-        let measured = if req.evidence { results.len() } else { MEASURED_HITS };
-        let evidence = self.evidence(&searcher, query, &mut results, measured);
-        let verdict = crate::abstain::calibrate(&mut results, &evidence, intent.conversational, &self.settings.abstain);
+            .collect()
+    }
+
+    /// Confidence: the query-level evidence, the abstention verdict and each hit's label (the
+    /// ratio labels of [`tier::label`] when abstention is off).
+    fn labels(
+        &self,
+        snapshot: &Snapshot,
+        query: &str,
+        intent: &IntentResult,
+        results: &mut [Hit],
+        report_evidence: bool,
+    ) -> (Option<Evidence>, Option<crate::abstain::Verdict>) {
+        let measured = if report_evidence { results.len() } else { self.settings.abstain.measured_hits };
+        let evidence = self.evidence(snapshot, query, results, measured);
+        let verdict = crate::abstain::calibrate(results, &evidence, intent.conversational, &self.settings.abstain);
         if verdict.is_none() {
-            // Abstention is off: the ratio labels decide (with it, they would be overwritten).
-            tier::label(&mut results, &self.settings.tier);
+            tier::label(results, &self.settings.tier);
         }
-        let evidence = req.evidence.then_some(evidence);
-        timings.evidence = ms(t);
-        timings.total = ms(started);
-        Ok(SearchResponse {
-            query: query.to_string(),
-            mode: req.mode,
-            intent,
-            degraded,
-            degraded_reason,
-            rerank,
-            results,
-            evidence,
-            verdict,
-            timings_ms: timings,
-        })
+        (report_evidence.then_some(evidence), verdict)
     }
 
     /// The query-level evidence of a ranked result list; sets each hit's coverage.
-    fn evidence(&self, searcher: &Searcher, query: &str, results: &mut [Hit], measured: usize) -> Evidence {
+    fn evidence(&self, snapshot: &Snapshot, query: &str, results: &mut [Hit], measured: usize) -> Evidence {
+        let config = &self.settings.abstain;
         let mut terms = bm25::terms(query);
         terms.sort();
         terms.dedup();
-        let docs = searcher.num_docs().max(1) as f32;
-        let f = &self.fields;
-        let idf = |t: &str| {
-            let df = [f.body, f.title, f.path, f.symbols]
-                .iter()
-                .map(|&field| searcher.doc_freq(&Term::from_field_text(field, t)).unwrap_or(0))
-                .max()
-                .unwrap_or(0);
-            (df, (1.0 + (docs - df as f32 + 0.5) / (df as f32 + 0.5)).ln())
-        };
+        let docs = snapshot.num_docs().max(1) as f32;
         let weights: Vec<(&String, u64, f32)> = terms
             .iter()
             .map(|t| {
-                let (df, w) = idf(t);
-                (t, df, w)
+                let df = snapshot.doc_freq(t);
+                (t, df, (1.0 + (docs - df as f32 + 0.5) / (df as f32 + 0.5)).ln())
             })
             .collect();
         let total: f32 = weights.iter().map(|w| w.2).sum();
@@ -462,7 +578,7 @@ impl Engine {
             let words: std::collections::HashSet<String> =
                 bm25::terms(&format!("{}\n{}\n{}", h.title, h.path, h.text)).into_iter().collect();
             h.coverage = Some(share(&|w| words.contains(w.0.as_str())));
-            if i < COVERAGE_HITS {
+            if i < config.coverage_hits {
                 seen.extend(words);
             }
         }
@@ -478,22 +594,17 @@ impl Engine {
             unseen: share(&|w| w.1 == 0),
             // The fused ranks are already on the hit: no second list of each leg's top keys.
             agreement: results.first().is_some_and(|b| {
-                let within = |rank: Option<usize>| rank.is_some_and(|r| r <= AGREEMENT_RANK);
+                let within = |rank: Option<usize>| rank.is_some_and(|r| r <= config.agreement_rank);
                 within(b.lexical_rank) && within(b.vector_rank)
             }),
             terms: terms.len(),
-            best_coverage: results.iter().take(MEASURED_HITS).filter_map(|h| h.coverage).fold(0.0, f32::max),
+            best_coverage: results.iter().take(config.measured_hits).filter_map(|h| h.coverage).fold(0.0, f32::max),
         }
     }
 
-    /// Reranks the top `[rerank] top_k` hits in place (scores blended, order re-sorted), within
-    /// the deadline; `None` when no reranker is configured.
-    fn rerank(
-        &self,
-        query: &str,
-        results: &mut [(Fused, Hit, Vec<String>)],
-        logits: &mut HashMap<u64, f32>,
-    ) -> Option<RerankReport> {
+    /// Reranks the first `[rerank] top_k` candidates in place (scores blended, order re-sorted),
+    /// within the deadline; `None` when no reranker is configured.
+    fn rerank(&self, query: &str, candidates: &mut [Candidate]) -> Option<RerankReport> {
         let config = &self.settings.rerank;
         let started = Instant::now();
         let Some(reranker) = &self.reranker else {
@@ -505,25 +616,24 @@ impl Engine {
                 ms: 0.0,
             });
         };
-        let n = results.len().min(config.top_k);
-        let passages: Vec<String> = results[..n].iter().map(|(_, h, _)| format!("{}\n{}", h.title, h.text)).collect();
+        let n = candidates.len().min(config.top_k);
+        let passages: Vec<String> =
+            candidates[..n].iter().map(|c| format!("{}\n{}", c.hit.title, c.hit.text)).collect();
         let refs: Vec<&str> = passages.iter().map(String::as_str).collect();
         let outcome = rerank::score_within(reranker.as_ref(), query, &refs, config, started);
         let applied = outcome.is_ok();
         let reason = outcome.as_ref().err().cloned();
         if let Ok(scores) = outcome {
-            let fused: Vec<f32> = results.iter().map(|(_, h, _)| h.score).collect();
-            // Hits past top_k keep their fused share only, so they stay below reranked ones.
+            let fused: Vec<f32> = candidates.iter().map(|c| c.hit.score).collect();
+            // Candidates past top_k keep their fused share only, so they stay below reranked ones.
             let mut all_logits = scores.clone();
-            all_logits.resize(results.len(), f32::NEG_INFINITY);
+            all_logits.resize(candidates.len(), f32::NEG_INFINITY);
             let blended = rerank::blend(&fused, &all_logits, config.weight);
-            for (i, (f, h, _)) in results.iter_mut().enumerate() {
-                h.score = blended[i];
-                if i < n {
-                    logits.insert(f.key, scores[i]);
-                }
+            for (i, c) in candidates.iter_mut().enumerate() {
+                c.hit.score = blended[i];
+                c.logit = scores.get(i).copied();
             }
-            results.sort_by(|a, b| b.1.score.total_cmp(&a.1.score).then(a.0.key.cmp(&b.0.key)));
+            candidates.sort_by(|a, b| b.hit.score.total_cmp(&a.hit.score).then(a.fused.key.cmp(&b.fused.key)));
         }
         Some(RerankReport { model: reranker.id().to_string(), applied, reason, pairs: n, ms: ms(started) })
     }
@@ -553,13 +663,7 @@ impl Engine {
         if n == 0 {
             return Ok(Vec::new());
         }
-        let searcher = self.reader.searcher();
-        let q = TermQuery::new(Term::from_field_text(self.fields.doc, &hit.doc), IndexRecordOption::Basic);
-        let mut chunks = Vec::new();
-        for (_, address) in searcher.search(&q, &TopDocs::with_limit(2000).order_by_score())? {
-            let vid = self.vid_of(&searcher, address)?;
-            chunks.push(self.load_hit(&searcher, address, vid)?);
-        }
+        let mut chunks = self.reader.snapshot().chunks_of(&hit.doc)?;
         chunks.sort_by_key(|c| (c.start_line, c.end_line));
         let before = chunks.iter().filter(|c| c.end_line < hit.start_line).rev().take(n).cloned();
         let after = chunks.iter().filter(|c| c.start_line > hit.end_line).take(n).cloned();
@@ -576,35 +680,6 @@ impl Engine {
         let t = Instant::now();
         let out = f();
         (Some(out), ms(t))
-    }
-
-    fn lexical_leg(&self, searcher: &Searcher, query: &str, n: usize) -> Result<Vec<(LegHit, DocAddress)>> {
-        let Some(q) = bm25::query(&self.fields, &self.settings.bm25, query) else {
-            return Ok(Vec::new());
-        };
-        self.ranked(searcher, &*q, n)
-    }
-
-    fn symbol_leg(&self, searcher: &Searcher, symbols: &[String], n: usize) -> Result<Vec<(LegHit, DocAddress)>> {
-        let Some(q) = bm25::symbol_query(&self.fields, symbols)? else {
-            return Ok(Vec::new());
-        };
-        self.ranked(searcher, &*q, n)
-    }
-
-    fn ranked(
-        &self,
-        searcher: &Searcher,
-        q: &dyn tantivy::query::Query,
-        n: usize,
-    ) -> Result<Vec<(LegHit, DocAddress)>> {
-        let top = searcher.search(q, &TopDocs::with_limit(n).order_by_score())?;
-        let mut out = Vec::with_capacity(top.len());
-        for (rank, (score, address)) in top.into_iter().enumerate() {
-            let vid = self.vid_of(searcher, address)?;
-            out.push((LegHit { key: vid, rank: rank + 1, score }, address));
-        }
-        Ok(out)
     }
 
     /// The vector leg; `Err(reason)` when there is no model or it failed (the caller degrades).
@@ -624,54 +699,6 @@ impl Engine {
             .map(|(rank, (row, score))| LegHit { key: vectors.vids[row], rank: rank + 1, score })
             .collect();
         Ok((hits, q, embed_ms))
-    }
-
-    fn vid_of(&self, searcher: &Searcher, address: DocAddress) -> Result<u64> {
-        let column = searcher.segment_reader(address.segment_ord).fast_fields().u64("vid")?;
-        column.first(address.doc_id).ok_or_else(|| Error::IndexCorrupt {
-            path: self.generation_dir.clone(),
-            reason: "chunk without vector id".into(),
-        })
-    }
-
-    fn address_of(&self, searcher: &Searcher, vid: u64) -> Option<DocAddress> {
-        let q = TermQuery::new(Term::from_field_u64(self.fields.vid, vid), IndexRecordOption::Basic);
-        searcher.search(&q, &TopDocs::with_limit(1).order_by_score()).ok()?.first().map(|(_, a)| *a)
-    }
-
-    fn load_hit(&self, searcher: &Searcher, address: DocAddress, vid: u64) -> Result<Hit> {
-        let d: TantivyDocument = searcher.doc(address)?;
-        let f = &self.fields;
-        let text = |field| d.get_first(field).and_then(|v| v.as_str()).unwrap_or("").to_string();
-        let num = |field| d.get_first(field).and_then(|v| v.as_u64()).unwrap_or(0) as usize;
-        let all = |field| d.get_all(field).filter_map(|v| v.as_str().map(str::to_string)).collect::<Vec<_>>();
-        let doc = text(f.doc);
-        let lang = text(f.lang);
-        let category = text(f.category);
-        let symbols = text(f.symbols);
-        Ok(Hit {
-            id: format!("{doc}#{vid}"),
-            doc,
-            path: text(f.path),
-            title: text(f.title),
-            start_line: num(f.start_line),
-            end_line: num(f.end_line),
-            score: 0.0,
-            confidence: Confidence::Low,
-            cosine: None,
-            bm25: None,
-            lexical_rank: None,
-            vector_rank: None,
-            coverage: None,
-            snippet: String::new(),
-            text: text(f.body),
-            kind: text(f.kind),
-            lang: (!lang.is_empty()).then_some(lang),
-            tags: all(f.tags),
-            category: (!category.is_empty()).then_some(category),
-            symbols: symbols.split_whitespace().map(str::to_string).collect(),
-            explain: None,
-        })
     }
 }
 
@@ -696,9 +723,9 @@ mod tests {
         crate::index::build(&index, &source, &Settings::default(), embedder.as_ref(), &Default::default()).unwrap();
         let engine = Engine::with_embedder(&index, Settings::default(), Some(embedder), None).unwrap();
         for k in [0, 1001, 1_000_000_000_000, usize::MAX] {
-            let err = engine.search(&SearchRequest::new("sessions", k, Mode::Hybrid)).unwrap_err();
+            let err = engine.search_with(&SearchRequest::new("sessions", k, Mode::Hybrid)).unwrap_err();
             assert!(matches!(err, Error::InvalidInput(_)) && err.to_string().contains("allowed 1..=1000"), "{err}");
         }
-        assert_eq!(engine.search(&SearchRequest::new("sessions", 1000, Mode::Hybrid)).unwrap().results.len(), 1);
+        assert_eq!(engine.search_with(&SearchRequest::new("sessions", 1000, Mode::Hybrid)).unwrap().results.len(), 1);
     }
 }

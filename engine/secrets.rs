@@ -17,7 +17,7 @@ use std::sync::LazyLock;
 /// (name, lowercase literals one of which any match contains, pattern). The literals are a cheap
 /// prefilter: the hook runs in a fresh process per prompt, and compiling every pattern each time
 /// cost more than the rest of the hook's own work.
-pub const PATTERNS: &[(&str, &[&str], &str)] = &[
+pub(crate) const PATTERNS: &[(&str, &[&str], &str)] = &[
     // Up to the END line; an unterminated key runs to the end of the text or the next markup.
     // The END line is found in code (`redact`), so the match never runs past it.
     ("private key", &["-----begin"], r#"-----BEGIN [A-Z ]*PRIVATE KEY-----[^<>"]*"#),
@@ -96,10 +96,10 @@ fn spans(text: &str) -> Vec<(usize, usize)> {
 }
 
 /// The replacement for a secret.
-pub const REDACTED: &str = "[redacted]";
+pub(crate) const REDACTED: &str = "[redacted]";
 
 /// `text` with every secret-looking span replaced, and how many bytes were secret.
-pub fn redact(text: &str) -> (String, usize) {
+pub(crate) fn redact(text: &str) -> (String, usize) {
     match redact_counted(text) {
         (Cow::Borrowed(t), _) => (t.to_string(), 0),
         (Cow::Owned(t), n) => (t, n),
@@ -112,7 +112,7 @@ pub fn redacted(text: &str) -> Cow<'_, str> {
 }
 
 /// [`redact`] for a text the caller owns: no copy when nothing is secret.
-pub fn redact_owned(text: String) -> String {
+pub(crate) fn redact_owned(text: String) -> String {
     match redacted(&text) {
         Cow::Borrowed(_) => text,
         Cow::Owned(clean) => clean,
@@ -138,12 +138,13 @@ fn redact_counted(text: &str) -> (Cow<'_, str>, usize) {
 }
 
 /// Names of the patterns that match (for messages; never the secret itself).
-pub fn kinds(text: &str) -> Vec<&'static str> {
+pub(crate) fn kinds(text: &str) -> Vec<&'static str> {
     candidates(text).filter(|(_, _, r)| r.is_match(text)).map(|(_, n, _)| n).collect()
 }
 
 /// Whether most of the text (by non-whitespace bytes) is secret.
-pub fn mostly_secret(text: &str) -> bool {
+#[cfg(test)]
+pub(crate) fn mostly_secret(text: &str) -> bool {
     mostly(text, redact(text).1)
 }
 

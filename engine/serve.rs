@@ -18,15 +18,15 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, UNIX_EPOCH};
 
 /// The socket's name inside the index directory.
-pub const SOCKET: &str = "engine.sock";
+pub(crate) const SOCKET: &str = "engine.sock";
 
-pub fn socket_path(index: &Path) -> PathBuf {
+pub(crate) fn socket_path(index: &Path) -> PathBuf {
     index.join(SOCKET)
 }
 
 /// Identifies this build: version plus the executable's size and modification time, so a rebuilt
 /// binary never talks to a daemon started from the old one.
-pub fn binary_id() -> String {
+pub(crate) fn binary_id() -> String {
     let stamp = std::env::current_exe()
         .and_then(std::fs::metadata)
         .map(|m| {
@@ -38,7 +38,7 @@ pub fn binary_id() -> String {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
-pub struct Request {
+pub(crate) struct Request {
     pub binary: String,
     pub query: String,
     /// Files were edited since the last reindex: bring the index up to date before searching
@@ -48,7 +48,7 @@ pub struct Request {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
-pub struct Response {
+pub(crate) struct Response {
     pub binary: String,
     #[serde(default)]
     pub context: Option<String>,
@@ -57,7 +57,7 @@ pub struct Response {
 }
 
 /// Starts a command detached from the hook (own session, no stdio), not waited for.
-pub fn detach(cmd: &mut std::process::Command) -> std::io::Result<()> {
+pub(crate) fn detach(cmd: &mut std::process::Command) -> std::io::Result<()> {
     use std::os::unix::process::CommandExt;
     cmd.stdin(std::process::Stdio::null()).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null());
     // SAFETY: setsid is async-signal-safe and touches no memory of the parent.
@@ -119,7 +119,7 @@ pub fn ask(index: &Path, query: &str, reindex: bool, deadline: Instant) -> std::
 /// Why the process at the other end of a socket is not to be talked to, if it is not: it runs as
 /// another user. The socket lives in an index directory only its owner can write to, so this
 /// matters when that check was bypassed; it costs one system call.
-pub fn stranger(stream: &UnixStream) -> Option<String> {
+pub(crate) fn stranger(stream: &UnixStream) -> Option<String> {
     use std::os::unix::io::AsRawFd;
     // SAFETY: ucred is plain data; getsockopt writes at most `len` bytes into it.
     let mut cred: libc::ucred = unsafe { std::mem::zeroed() };
@@ -164,7 +164,10 @@ fn inode(path: &Path) -> Option<u64> {
 /// Opens the engine for the daemon, reusing an already loaded embedder when there is one.
 fn open_engine(index: &Path, settings: Settings, embedder: Option<Arc<dyn Embedder>>) -> Result<Engine> {
     match embedder {
-        Some(e) => Ok(Engine::with_embedder(index, settings, Some(e), None)?.with_configured_reranker()),
+        Some(e) => {
+            let models = crate::Models::locate(index.parent()).ok();
+            Ok(Engine::with_embedder(index, settings, Some(e), None)?.with_configured_reranker(models.as_ref()))
+        }
         None => {
             let engine = Engine::open(index, settings)?;
             engine.warm_up()?;

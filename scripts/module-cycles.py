@@ -25,10 +25,11 @@ def modules():
 
 
 def code_of(text):
-    """The non-test code: a `#[cfg(test)]` module runs to the end of its file in this code base;
-    comments (doc links included) are not dependencies."""
-    at = text.find("#[cfg(test)]")
-    text = text if at < 0 else text[:at]
+    """The non-test code: a `#[cfg(test)]` module runs to the end of its file in this code base
+    (a test-only item elsewhere is a line or two and is kept); comments (doc links included) are
+    not dependencies."""
+    m = re.search(r"#\[cfg\(test\)\]\s*(pub(\([a-z]+\))? )?mod ", text)
+    text = text if m is None else text[: m.start()]
     return re.sub(r"//[^\n]*", "", text)
 
 

@@ -11,6 +11,9 @@ cargo fmt --check
 python3 scripts/module-cycles.py
 cargo clippy --release --all-targets -- -D warnings
 cargo test --release
+# The library's examples, run for real with the fetched model (cargo test has built them).
+cargo run --release --quiet --example index_and_search
+cargo run --release --quiet --example hook_context
 # The golden-set gate: exits 5 naming each metric under golden/thresholds.toml. The real-project
 # sets need their corpora (pinned source distributions, sha256-checked, cached after the first run).
 scripts/fetch-corpora.sh

@@ -75,7 +75,7 @@ fn batches_give_the_scores_of_single_pairs() {
 
 fn engine_with(settings: Settings) -> Engine {
     let r: Arc<dyn Reranker> = Arc::new(reranker(settings.rerank.max_length));
-    Engine::open(sample_index(), settings).unwrap().with_reranker(r)
+    Engine::builder(sample_index()).settings(settings).reranker(r).open().unwrap()
 }
 
 #[test]
@@ -84,7 +84,7 @@ fn the_engine_blends_rerank_scores_and_reports_the_stage() {
     let mut req = SearchRequest::new("why did sessions move from memcached to redis", 5, Mode::Hybrid);
     req.explain = true;
     req.rerank = Some(RerankMode::Always);
-    let resp = e.search(&req).unwrap();
+    let resp = e.search_with(&req).unwrap();
     let r = resp.rerank.as_ref().expect("reranked");
     assert!(r.applied, "{r:?}");
     assert!(r.pairs > 5 && r.pairs <= 20, "top_k candidates, not just k: {r:?}");
@@ -99,7 +99,7 @@ fn the_engine_blends_rerank_scores_and_reports_the_stage() {
     }
     // Never: no rerank report, fused scores.
     req.rerank = Some(RerankMode::Never);
-    let plain = e.search(&req).unwrap();
+    let plain = e.search_with(&req).unwrap();
     assert!(plain.rerank.is_none());
     assert!(plain.results[0].score < 0.1, "RRF scale");
 }
@@ -107,7 +107,7 @@ fn the_engine_blends_rerank_scores_and_reports_the_stage() {
 #[test]
 fn auto_reranks_deep_questions_only() {
     let e = engine_with(Settings::default());
-    let ask = |q: &str| e.search(&SearchRequest::new(q, 5, Mode::Hybrid)).unwrap().rerank.is_some();
+    let ask = |q: &str| e.search_with(&SearchRequest::new(q, 5, Mode::Hybrid)).unwrap().rerank.is_some();
     assert!(ask("why did sessions move from memcached to redis"));
     assert!(!ask("SessionStore"));
     assert!(!ask("redis"));
@@ -120,12 +120,12 @@ fn a_passed_deadline_keeps_the_fused_order_and_says_so() {
     let e = engine_with(s);
     let mut req = SearchRequest::new("why did sessions move from memcached to redis", 5, Mode::Hybrid);
     req.rerank = Some(RerankMode::Always);
-    let resp = e.search(&req).unwrap();
+    let resp = e.search_with(&req).unwrap();
     let r = resp.rerank.as_ref().unwrap();
     assert!(!r.applied);
     assert!(r.reason.as_deref().unwrap().contains("deadline of 0 ms"), "{r:?}");
     req.rerank = Some(RerankMode::Never);
-    let plain = e.search(&req).unwrap();
+    let plain = e.search_with(&req).unwrap();
     let ids = |r: &engine::SearchResponse| r.results.iter().map(|h| h.id.clone()).collect::<Vec<_>>();
     assert_eq!(ids(&resp), ids(&plain), "fused order kept");
 }

@@ -500,6 +500,7 @@ fn collect_names(defs: &[Def], out: &mut Vec<String>) {
     }
 }
 
+/// Chunks a source file at its definitions, plus module-level chunks for the lines between them, in line order.
 pub fn chunk(doc: &Document, config: &ChunkConfig, count: Counter) -> Vec<Chunk> {
     let lang = doc.lang.unwrap_or(Lang::C);
     let lines: Vec<&str> = doc.text.lines().collect();
@@ -563,7 +564,7 @@ pub fn open(path: &str) -> io::Result<Store> {
     Ok(Store { path: path.to_string() })
 }
 
-pub struct Store {
+pub(crate) struct Store {
     path: String,
 }
 

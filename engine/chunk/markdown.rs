@@ -27,6 +27,7 @@ fn heading(line: &str) -> Option<(usize, &str)> {
     Some((level, rest.trim().trim_end_matches('#').trim()))
 }
 
+/// Chunks a markdown document by heading section; text before the first heading gets the default title.
 pub fn chunk(doc: &Document, config: &ChunkConfig, count: Counter) -> Vec<Chunk> {
     // (heading path, first line number, lines)
     let mut sections: Vec<(Vec<String>, usize, Vec<&str>)> = vec![(Vec::new(), 1, Vec::new())];

@@ -7,6 +7,7 @@ use crate::config::ChunkConfig;
 use crate::ingest::Document;
 use crate::record::parse;
 
+/// Chunks a file of memory records; a file that does not parse as records gives no chunks.
 pub fn chunk(doc: &Document, config: &ChunkConfig, count: Counter) -> Vec<Chunk> {
     let Some(records) = parse(&doc.text) else {
         return Vec::new();

@@ -13,25 +13,29 @@ use crate::config::ChunkConfig;
 use crate::ingest::{Document, Kind};
 
 /// Bump when chunk boundaries change, so indexes built by older chunkers are rebuilt.
-pub const CHUNKER_VERSION: u32 = 2;
+pub(crate) const CHUNKER_VERSION: u32 = 2;
 
 /// A piece of a document: what is indexed, embedded and returned.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Chunk {
     /// Heading path, symbol path or record title.
     pub title: String,
+    /// The chunk's body, without its title.
     pub text: String,
     /// Symbols the chunk defines (code).
     pub symbols: Vec<String>,
+    /// A memory record's tags (empty for other documents).
     pub tags: Vec<String>,
+    /// A memory record's category (`None` for other documents or when the record has none).
     pub category: Option<String>,
     /// 1-based inclusive line range in the source document.
     pub start_line: usize,
+    /// Last line of that range.
     pub end_line: usize,
 }
 
 /// Counts model tokens.
-pub type Counter<'a> = &'a (dyn Fn(&str) -> usize + Sync);
+pub(crate) type Counter<'a> = &'a (dyn Fn(&str) -> usize + Sync);
 
 /// Splits a document according to its kind.
 pub fn chunk_document(doc: &Document, config: &ChunkConfig, count: Counter) -> Vec<Chunk> {
@@ -47,7 +51,7 @@ pub fn chunk_document(doc: &Document, config: &ChunkConfig, count: Counter) -> V
 
 /// A unit of packing: some text and its line range.
 #[derive(Debug, Clone)]
-pub struct Unit {
+pub(crate) struct Unit {
     pub text: String,
     pub start_line: usize,
     pub end_line: usize,
@@ -55,7 +59,7 @@ pub struct Unit {
 
 /// A packed window.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Window {
+pub(crate) struct Window {
     pub text: String,
     pub start_line: usize,
     pub end_line: usize,
@@ -63,7 +67,7 @@ pub struct Window {
 
 /// Splits `text` (starting at `first_line`) into paragraph units at blank lines; lines for which
 /// `keep_together(line)` toggles a region (code fences) never split inside that region.
-pub fn paragraphs(text: &str, first_line: usize, is_fence: &dyn Fn(&str) -> bool) -> Vec<Unit> {
+pub(crate) fn paragraphs(text: &str, first_line: usize, is_fence: &dyn Fn(&str) -> bool) -> Vec<Unit> {
     let mut units = Vec::new();
     let mut cur: Vec<&str> = Vec::new();
     let mut start = first_line;
@@ -93,7 +97,7 @@ pub fn paragraphs(text: &str, first_line: usize, is_fence: &dyn Fn(&str) -> bool
 
 /// Packs units into windows of at most `config.max_tokens` tokens with ~`config.overlap` overlap.
 /// `sep` joins units inside a window ("\n\n" for paragraphs, "\n" for lines).
-pub fn pack(units: Vec<Unit>, config: &ChunkConfig, count: Counter, sep: &str) -> Vec<Window> {
+pub(crate) fn pack(units: Vec<Unit>, config: &ChunkConfig, count: Counter, sep: &str) -> Vec<Window> {
     let budget = config.max_tokens.max(16);
     let overlap = (budget as f32 * config.overlap) as usize;
     let mut sized: Vec<(Unit, usize)> = Vec::new();

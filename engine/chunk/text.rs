@@ -4,6 +4,7 @@ use super::{pack, paragraphs, Chunk, Counter};
 use crate::config::ChunkConfig;
 use crate::ingest::Document;
 
+/// Chunks plain text into packed paragraph windows, all titled with the document's default title.
 pub fn chunk(doc: &Document, config: &ChunkConfig, count: Counter) -> Vec<Chunk> {
     let title = doc.default_title();
     pack(paragraphs(&doc.text, 1, &|_| false), config, count, "\n\n")

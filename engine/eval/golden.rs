@@ -34,6 +34,7 @@ pub enum Split {
 }
 
 impl Split {
+    /// The half's name in reports (`all`, `dev`, `held-out`).
     pub fn as_str(self) -> &'static str {
         match self {
             Split::All => "all",
@@ -47,8 +48,11 @@ impl Split {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ExpectedTier {
+    /// The best hit should be labelled "high".
     High,
+    /// The best hit should be labelled "medium".
     Medium,
+    /// The best hit should be labelled "low".
     Low,
     /// Nothing should be shown.
     None,
@@ -96,11 +100,17 @@ struct QueryFile {
 /// One judged query.
 #[derive(Debug, Clone)]
 pub struct GoldenQuery {
+    /// The query's id, unique within its set.
     pub id: String,
+    /// The query as a user would type it.
     pub text: String,
+    /// Whether the query belongs to the held-out half (else the dev half).
     pub held_out: bool,
+    /// The intent the classifier should find (`None`: not labelled).
     pub intent: Option<Intent>,
+    /// Expected confidence of the best hit (`None`: not stated).
     pub tier: Option<ExpectedTier>,
+    /// What the prompt is; without a `kind` in the file, answerable when a judgment is positive, else no-answer.
     pub kind: QueryKind,
     /// Judged key → grade (0 = judged not relevant). Empty: nothing in the corpus answers it.
     pub relevant: HashMap<String, i32>,
@@ -109,10 +119,15 @@ pub struct GoldenQuery {
 /// A golden set: its queries and the corpus they are judged against.
 #[derive(Debug, Clone)]
 pub struct GoldenSet {
+    /// The set's name: `name` in `set.toml`, else its directory's name.
     pub name: String,
+    /// Free-text description from `set.toml` (empty when absent).
     pub description: String,
+    /// The `set.toml` the set was read from.
     pub file: PathBuf,
+    /// The corpus directory the judgments refer to.
     pub corpus: PathBuf,
+    /// Every judged query, both halves, in file order.
     pub queries: Vec<GoldenQuery>,
 }
 
@@ -217,7 +232,7 @@ impl GoldenSet {
 
 /// Where `scripts/fetch-corpora.sh` unpacks the real-project corpora: `ENGINE_CORPORA_DIR`, else
 /// `$XDG_CACHE_HOME/engine/corpora`, else `~/.cache/engine/corpora` (the script's own rule).
-pub fn corpora_dir() -> PathBuf {
+pub(crate) fn corpora_dir() -> PathBuf {
     if let Some(d) = std::env::var_os("ENGINE_CORPORA_DIR") {
         return PathBuf::from(d);
     }
@@ -264,7 +279,7 @@ pub fn matches(key: &str, hit: &Hit) -> bool {
 /// judged key it matches that no earlier hit took (pieces before whole documents, then by name,
 /// so the result is deterministic); a hit matching none becomes its document id. Repeats are
 /// dropped, so several chunks of one document count once, as documents do for BEIR.
-pub fn ranked_keys(hits: &[Hit], relevant: &HashMap<String, i32>) -> Vec<String> {
+pub(crate) fn ranked_keys(hits: &[Hit], relevant: &HashMap<String, i32>) -> Vec<String> {
     let mut keys: Vec<&String> = relevant.keys().collect();
     keys.sort_by_key(|k| (!k.contains('#'), k.as_str()));
     let mut out: Vec<String> = Vec::new();
@@ -312,18 +327,23 @@ pub struct HookQuality {
     /// Prompts with a relevant document, and how many of them got context naming one of their
     /// best-graded documents.
     pub answerable: usize,
+    /// Answerable prompts whose context named one of their best-graded documents.
     pub answered: usize,
     /// Questions nothing in the corpus answers, and how many of them correctly got no context.
     pub no_answer: usize,
+    /// No-answer questions that got no context.
     pub quiet_no_answer: usize,
     /// Prompts that are not questions about the project, and how many correctly got no context.
     pub chatter: usize,
+    /// Chatter prompts that got no context.
     pub quiet_chatter: usize,
     /// Hits shown as "high" over all prompts, and how many of them are relevant.
     pub high: usize,
+    /// "High" hits that are relevant.
     pub high_relevant: usize,
     /// Mean size of the context given to answerable prompts (characters, model tokens).
     pub mean_chars: f64,
+    /// Mean model tokens of the context given to answerable prompts.
     pub mean_tokens: f64,
 }
 
@@ -333,7 +353,7 @@ fn share(a: usize, b: usize) -> Option<f64> {
 
 impl HookQuality {
     /// The figures thresholds can name (`[set.hook]`), when there was something to measure.
-    pub fn metric(&self, name: &str) -> Option<f64> {
+    pub(crate) fn metric(&self, name: &str) -> Option<f64> {
         match name {
             "answered" => share(self.answered, self.answerable),
             "silent_no_answer" => share(self.quiet_no_answer, self.no_answer),
@@ -346,7 +366,7 @@ impl HookQuality {
 }
 
 /// Names of [`HookQuality::metric`]; `context_chars` is a ceiling, the others floors.
-pub const HOOK_METRICS: [&str; 5] =
+pub(crate) const HOOK_METRICS: [&str; 5] =
     ["answered", "silent_no_answer", "silent_chatter", "high_precision", "context_chars"];
 
 impl std::fmt::Display for HookQuality {
@@ -433,7 +453,7 @@ pub fn features(engine: &crate::Engine, set: &GoldenSet) -> Result<Vec<serde_jso
             crate::prompt::Gate::Search(text) => {
                 let mut req = crate::SearchRequest::new(text.as_str(), config.k, crate::config::Mode::Hybrid);
                 req.evidence = true;
-                Some(engine.search(&req)?)
+                Some(engine.search_with(&req)?)
             }
             _ => None,
         };
@@ -475,7 +495,7 @@ pub const HOOK: &str = "hook";
 pub type Thresholds = BTreeMap<String, BTreeMap<String, BTreeMap<String, f64>>>;
 
 /// The metric names a threshold may use (the JSON report's names).
-pub const METRICS: [&str; 7] = ["p@5", "p@10", "recall@10", "recall@100", "mrr@10", "ndcg@10", "map"];
+pub(crate) const METRICS: [&str; 7] = ["p@5", "p@10", "recall@10", "recall@100", "mrr@10", "ndcg@10", "map"];
 
 /// Reads and checks the thresholds file.
 pub fn read_thresholds(path: &Path) -> Result<Thresholds> {
@@ -520,7 +540,7 @@ pub fn read_thresholds(path: &Path) -> Result<Thresholds> {
 }
 
 /// A metric's value by its report name.
-pub fn metric(m: &Metrics, name: &str) -> Option<f64> {
+pub(crate) fn metric(m: &Metrics, name: &str) -> Option<f64> {
     Some(match name {
         "p@5" => m.p5,
         "p@10" => m.p10,
@@ -536,9 +556,13 @@ pub fn metric(m: &Metrics, name: &str) -> Option<f64> {
 /// One threshold's outcome.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct GateCheck {
+    /// The set's name.
     pub set: String,
+    /// The run mode (`bm25`, `hybrid`…) or `hook` for the hook's figures.
     pub mode: String,
+    /// The metric's report name (`ndcg@10`, `answered`…).
     pub metric: String,
+    /// The minimum (or, for `context_chars`, the maximum) the value must meet.
     pub threshold: f64,
     /// `None` when the mode was not run.
     pub value: Option<f64>,
@@ -550,6 +574,7 @@ impl GateCheck {
         self.mode == HOOK && self.metric == "context_chars"
     }
 
+    /// Whether the value meets the threshold (with 1e-9 of slack); a mode that was not run fails.
     pub fn passed(&self) -> bool {
         self.value.is_some_and(|v| if self.ceiling() { v <= self.threshold + 1e-9 } else { v + 1e-9 >= self.threshold })
     }

@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
 /// query id → (document id → grade)
-pub type Qrels = BTreeMap<String, HashMap<String, i32>>;
+pub(crate) type Qrels = BTreeMap<String, HashMap<String, i32>>;
 
 /// Reads qrels: `query-id corpus-id score` (BEIR, an optional header) or `qid 0 docid score`
 /// (TREC), tab or space separated. A malformed line is an error naming file and line.
@@ -131,18 +131,25 @@ pub fn read_run(path: &Path) -> Result<BTreeMap<String, Vec<String>>> {
 /// Metrics of one query (or their means).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct Metrics {
+    /// Share of the first 5 results that are relevant.
     #[serde(rename = "p@5")]
     pub p5: f64,
+    /// Share of the first 10 results that are relevant.
     #[serde(rename = "p@10")]
     pub p10: f64,
+    /// Share of the relevant documents found in the first 10 results.
     #[serde(rename = "recall@10")]
     pub recall10: f64,
+    /// Share of the relevant documents found in the first 100 results.
     #[serde(rename = "recall@100")]
     pub recall100: f64,
+    /// Reciprocal rank of the first relevant result within the first 10 (0 when there is none).
     #[serde(rename = "mrr@10")]
     pub mrr10: f64,
+    /// Normalised discounted cumulative gain of the first 10 results, graded.
     #[serde(rename = "ndcg@10")]
     pub ndcg10: f64,
+    /// Average precision over the whole ranked list.
     pub map: f64,
 }
 
@@ -209,16 +216,21 @@ pub fn percentile(samples: &[f64], q: f64) -> f64 {
 /// Latency percentiles in milliseconds.
 #[derive(Debug, Clone, Copy, Default, Serialize)]
 pub struct Latency {
+    /// Median.
     pub p50: f64,
+    /// 95th percentile.
     pub p95: f64,
 }
 
 /// One configuration's results.
 #[derive(Debug, Clone, Serialize)]
 pub struct RunReport {
+    /// The run's name: a [`RunMode`] name, or a run file's stem.
     pub mode: String,
+    /// Mean metrics over the queries that have a relevant document.
     #[serde(flatten)]
     pub metrics: Metrics,
+    /// Search latency per query, end to end (all zero for a scored run file).
     pub latency_ms: Latency,
     /// Means per group of queries, by grouping ("intent": the detected intent; "split": dev or
     /// held-out for golden sets).
@@ -227,6 +239,7 @@ pub struct RunReport {
     /// share of them that are relevant.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub calibration: BTreeMap<String, Calibration>,
+    /// Metrics per query id (only queries with a relevant document).
     #[serde(skip)]
     pub per_query: BTreeMap<String, Metrics>,
 }
@@ -234,9 +247,12 @@ pub struct RunReport {
 /// The mean scores of a group of queries.
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct Group {
+    /// Queries in the group that count towards the means.
     pub queries: usize,
+    /// Mean nDCG@10 of the group.
     #[serde(rename = "ndcg@10")]
     pub ndcg10: f64,
+    /// Mean MRR@10 of the group.
     #[serde(rename = "mrr@10")]
     pub mrr10: f64,
 }
@@ -244,26 +260,33 @@ pub struct Group {
 /// Hits with one confidence label and how many of them are relevant.
 #[derive(Debug, Clone, Copy, Default, Serialize)]
 pub struct Calibration {
+    /// Hits with the label.
     pub hits: usize,
+    /// How many of them are relevant.
     pub relevant: usize,
+    /// `relevant / hits`.
     pub share: f64,
 }
 
 /// Hits per query whose labels the calibration table counts.
-pub const CALIBRATION_DEPTH: usize = 10;
+pub(crate) const CALIBRATION_DEPTH: usize = 10;
 
 /// A query id → group name map, by grouping name.
-pub type Groupings = BTreeMap<String, HashMap<String, String>>;
+pub(crate) type Groupings = BTreeMap<String, HashMap<String, String>>;
 
 /// A query whose score differs between two runs: (query id, score in A, score in B).
-pub type Delta = (String, f64, f64);
+pub(crate) type Delta = (String, f64, f64);
 
 /// A side-by-side report.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
+    /// What was evaluated: a golden set's or BEIR collection's name, or a run file's path.
     pub dataset: String,
+    /// The half or split evaluated (for a run file, the qrels file's path).
     pub split: String,
+    /// Queries judged (those with a relevant document).
     pub queries: usize,
+    /// One report per mode, in the order asked for.
     pub runs: Vec<RunReport>,
 }
 
@@ -394,14 +417,14 @@ impl Report {
 
 /// Judges one query's hits: the query id and its ranked hits → metrics (`None`: no relevant
 /// document, left out of the means).
-pub type Judge<'a> = dyn Fn(&str, &[crate::Hit]) -> Option<Metrics> + 'a;
+pub(crate) type Judge<'a> = dyn Fn(&str, &[crate::Hit]) -> Option<Metrics> + 'a;
 
 /// Whether one hit is relevant to a query (for the calibration table).
-pub type IsRelevant<'a> = dyn Fn(&str, &crate::Hit) -> bool + 'a;
+pub(crate) type IsRelevant<'a> = dyn Fn(&str, &crate::Hit) -> bool + 'a;
 
 /// Runs queries (id, text) through [`crate::Engine::search`] in each mode, 150 hits each, and
 /// judges them.
-pub fn run_queries(
+pub(crate) fn run_queries(
     engine: &crate::Engine,
     queries: &[(String, String)],
     modes: &[RunMode],
@@ -421,7 +444,7 @@ pub fn run_queries(
             let mut req = crate::SearchRequest::new(q.as_str(), 150, run.mode);
             req.rerank = Some(run.rerank);
             let t = std::time::Instant::now();
-            let resp = engine.search(&req)?;
+            let resp = engine.search_with(&req)?;
             latencies.push(t.elapsed().as_secs_f64() * 1e3);
             if let Some(m) = judge(id, &resp.results) {
                 per_query.insert(id.clone(), m);
@@ -443,7 +466,7 @@ pub fn run_queries(
 }
 
 /// The detected intent of each query, for the per-intent breakdown.
-pub fn intent_groups(queries: &[(String, String)]) -> Groupings {
+pub(crate) fn intent_groups(queries: &[(String, String)]) -> Groupings {
     let intents =
         queries.iter().map(|(id, q)| (id.clone(), crate::intent::classify(q).top.as_str().to_string())).collect();
     [("intent".to_string(), intents)].into_iter().collect()
@@ -475,13 +498,15 @@ pub fn run_modes(
 /// One configuration a report compares: a search mode, with or without the rerank stage.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RunMode {
+    /// The legs searched.
     pub mode: crate::config::Mode,
+    /// Whether the rerank stage runs: never, always, or by the configured rules.
     pub rerank: crate::config::RerankMode,
 }
 
 impl RunMode {
     /// Every name [`RunMode::parse`] accepts.
-    pub const NAMES: [&'static str; 5] = ["bm25", "vector", "hybrid", "hybrid+rerank", "hybrid+auto"];
+    pub(crate) const NAMES: [&'static str; 5] = ["bm25", "vector", "hybrid", "hybrid+rerank", "hybrid+auto"];
 
     /// `bm25`, `vector`, `hybrid` (never reranked), `hybrid+rerank` (always), `hybrid+auto` (the
     /// configured trigger rules).
@@ -498,6 +523,7 @@ impl RunMode {
         Some(RunMode { mode, rerank })
     }
 
+    /// The name [`RunMode::parse`] reads back.
     pub fn name(self) -> &'static str {
         use crate::config::{Mode, RerankMode};
         match (self.mode, self.rerank) {

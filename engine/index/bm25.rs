@@ -18,29 +18,41 @@ use tantivy::tokenizer::{
 use tantivy::{Index, IndexReader, Term};
 
 /// Name under which the analyzer is registered with tantivy.
-pub const ANALYZER: &str = "code";
+pub(crate) const ANALYZER: &str = "code";
 
 /// The schema's fields.
 #[derive(Debug, Clone, Copy)]
 pub struct Fields {
+    /// The chunk's vector id: its key in the vector store and in fusion.
     pub vid: Field,
+    /// The document id, untokenised (what a changed document's chunks are deleted by).
     pub doc: Field,
+    /// The document's display path, analysed.
     pub path: Field,
+    /// The chunk's title, analysed.
     pub title: Field,
+    /// The chunk's text, analysed.
     pub body: Field,
+    /// The symbols the chunk defines, analysed.
     pub symbols: Field,
     /// Raw lowercased symbol names, for the symbol leg's exact and prefix matches.
     pub symbol_raw: Field,
+    /// A memory record's tags, analysed.
     pub tags: Field,
+    /// A memory record's category, untokenised.
     pub category: Field,
+    /// The document's kind name ([`crate::ingest::Kind::as_str`]), untokenised.
     pub kind: Field,
+    /// The code's language name ([`crate::ingest::Lang::as_str`]), untokenised; absent for other kinds.
     pub lang: Field,
+    /// First line of the chunk, stored only.
     pub start_line: Field,
+    /// Last line of the chunk, stored only.
     pub end_line: Field,
 }
 
 /// Builds the schema.
-pub fn schema() -> (Schema, Fields) {
+pub(crate) fn schema() -> (Schema, Fields) {
     let mut b = Schema::builder();
     let text = TextOptions::default()
         .set_indexing_options(
@@ -68,7 +80,7 @@ pub fn schema() -> (Schema, Fields) {
 }
 
 /// The analyzer used for every text field and for queries.
-pub fn analyzer() -> TextAnalyzer {
+pub(crate) fn analyzer() -> TextAnalyzer {
     TextAnalyzer::builder(CodeTokenizer)
         .filter(RemoveLongFilter::limit(64))
         .filter(LowerCaser)
@@ -78,14 +90,14 @@ pub fn analyzer() -> TextAnalyzer {
 }
 
 /// Registers the analyzer on an index (needed on every open).
-pub fn register(index: &Index) {
+pub(crate) fn register(index: &Index) {
     index.tokenizers().register(ANALYZER, analyzer());
 }
 
 /// Opens a generation's full-text index for reading. Missing or damaged files are
 /// [`Error::IndexCorrupt`]; tantivy asserts on some truncated files instead of returning an
 /// error, so a panic while opening is damage too.
-pub fn open_reader(gen_dir: &Path) -> Result<(Index, IndexReader)> {
+pub(crate) fn open_reader(gen_dir: &Path) -> Result<(Index, IndexReader)> {
     let dir = gen_dir.join(store::TANTIVY_DIR);
     let opened = crate::error::catch_panic(|| -> tantivy::Result<(Index, IndexReader)> {
         let index = Index::open_in_dir(&dir)?;
@@ -107,10 +119,10 @@ pub fn open_reader(gen_dir: &Path) -> Result<(Index, IndexReader)> {
 
 /// Splits text into words, identifier parts and whole compound identifiers.
 #[derive(Clone, Default)]
-pub struct CodeTokenizer;
+pub(crate) struct CodeTokenizer;
 
 /// A precomputed token stream.
-pub struct VecTokenStream {
+pub(crate) struct VecTokenStream {
     tokens: Vec<Token>,
     next: usize,
 }
@@ -167,7 +179,7 @@ fn split_word(word: &str, base: usize, out: &mut Vec<(usize, usize)>) {
 }
 
 /// Tokens of `text` for the code analyzer (before lowercasing, stop words and stemming).
-pub fn code_tokens(text: &str) -> Vec<Token> {
+pub(crate) fn code_tokens(text: &str) -> Vec<Token> {
     let mut tokens = Vec::new();
     let mut position = 0usize;
     let push = |tokens: &mut Vec<Token>, from: usize, to: usize, position: usize| {
@@ -274,7 +286,7 @@ pub fn query(fields: &Fields, config: &Bm25Config, text: &str) -> Option<Box<dyn
 }
 
 /// The symbol leg's query: exact (weight 2) and prefix (weight 1) matches on raw symbol names.
-pub fn symbol_query(fields: &Fields, symbols: &[String]) -> Result<Option<Box<dyn Query>>> {
+pub(crate) fn symbol_query(fields: &Fields, symbols: &[String]) -> Result<Option<Box<dyn Query>>> {
     let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
     for s in symbols {
         let s = s.to_lowercase();

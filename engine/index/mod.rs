@@ -3,6 +3,7 @@
 //! graph → switch generations. Re-running on unchanged input does no work beyond the scan.
 
 pub mod bm25;
+pub(crate) mod reader;
 pub mod store;
 pub mod vector;
 
@@ -22,26 +23,42 @@ use tantivy::{doc, Index, IndexWriter, TantivyDocument, Term};
 /// Seconds spent per phase.
 #[derive(Debug, Default, Clone, Serialize)]
 pub struct Seconds {
+    /// Scanning the source: walking the tree and reading the files.
     pub walk: f64,
+    /// Chunking the changed documents.
     pub chunk: f64,
+    /// Embedding the chunk texts the cache lacked (while tantivy indexes).
     pub embed: f64,
+    /// Writing the tantivy index, on its own thread alongside embedding.
     pub bm25: f64,
+    /// Writing the vectors and, when built, the HNSW graph.
     pub vector: f64,
+    /// The whole run.
     pub total: f64,
 }
 
 /// What an indexing run did (`engine index --json`).
 #[derive(Debug, Default, Clone, Serialize)]
 pub struct IndexReport {
+    /// Documents the scan saw: files walked, or a BEIR collection's records.
     pub files_scanned: usize,
+    /// Documents new or changed since the live generation, re-chunked.
     pub files_changed: usize,
+    /// Documents of the live generation no longer in the source.
     pub files_removed: usize,
+    /// Files the scan did not index (unsupported type, binary, too large, invalid UTF-8, unreadable).
     pub files_skipped: usize,
+    /// Chunks of the changed documents.
     pub chunks_added: usize,
+    /// Chunks dropped with changed or removed documents.
     pub chunks_removed: usize,
+    /// Distinct chunk texts the model embedded (not in the embedding cache).
     pub chunks_embedded: usize,
+    /// New chunks whose vector came from the cache (or from an identical text in this run).
     pub chunks_cached: usize,
+    /// Wall time per phase.
     pub seconds: Seconds,
+    /// One line per file the scan skipped for a reason the user should know about.
     #[serde(skip)]
     pub warnings: Vec<String>,
 }
@@ -348,22 +365,36 @@ fn write_tantivy(
 /// Documents and chunks per kind and language, size on disk, model and last update.
 #[derive(Debug, Serialize)]
 pub struct Status {
+    /// The index directory, as given.
     pub index: String,
+    /// Number of the live generation.
     pub generation: u64,
+    /// Id of the embedding model the vectors were made with.
     pub model: String,
+    /// Floats per vector.
     pub dimensions: usize,
+    /// Documents indexed.
     pub documents: usize,
+    /// Chunks (and vectors) indexed.
     pub chunks: usize,
+    /// Whether the generation has an HNSW graph (else vector search is exact).
     pub graph: bool,
+    /// When the generation was written, in seconds since the Unix epoch.
     pub updated_unix: u64,
+    /// Size of the live generation plus the embedding cache, in bytes.
     pub bytes_on_disk: u64,
+    /// Documents and chunks per document kind.
     pub by_kind: std::collections::BTreeMap<String, KindCount>,
+    /// Documents and chunks per language, for code.
     pub by_lang: std::collections::BTreeMap<String, KindCount>,
 }
 
+/// How many documents, and chunks of them, one kind or language has.
 #[derive(Debug, Default, Serialize)]
 pub struct KindCount {
+    /// Documents of this kind or language.
     pub documents: usize,
+    /// Their chunks.
     pub chunks: usize,
 }
 

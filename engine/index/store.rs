@@ -22,17 +22,22 @@ use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 
 /// Bump when the on-disk layout or the tantivy schema changes.
-pub const SCHEMA_VERSION: u32 = 1;
-pub const META: &str = "meta.json";
+pub(crate) const SCHEMA_VERSION: u32 = 1;
+pub(crate) const META: &str = "meta.json";
+/// Name of the file in the index directory naming the live generation.
 pub const CURRENT: &str = "CURRENT";
-pub const TANTIVY_DIR: &str = "tantivy";
+pub(crate) const TANTIVY_DIR: &str = "tantivy";
 
 /// A document's entry in the metadata.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct DocEntry {
+    /// Hash of the document's title and text when it was indexed: a different hash means re-chunk it.
     pub hash: String,
+    /// The document's display path.
     pub path: String,
+    /// The document's kind.
     pub kind: Kind,
+    /// The document's language, for code.
     #[serde(default)]
     pub lang: Option<Lang>,
     /// Vector ids of its chunks, in order.
@@ -42,24 +47,35 @@ pub struct DocEntry {
 /// The metadata of one generation.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Meta {
+    /// Layout and tantivy schema version that wrote the generation.
     pub schema_version: u32,
+    /// Chunker version that cut the chunks.
     pub chunker_version: u32,
+    /// Id of the embedder that made the vectors (for the ONNX model: its id and max length).
     pub model_id: String,
+    /// Floats per vector.
     pub dimensions: usize,
+    /// This generation's number (its directory is `gen-NNNNNN`).
     pub generation: u64,
     /// Seconds since the epoch when this generation was written.
     pub updated_unix: u64,
+    /// What was indexed (`None` before the first run wrote it).
     pub source: Option<Source>,
+    /// The vector id the next new chunk gets.
     pub next_vid: u64,
+    /// Vectors (chunks) in the generation.
     pub chunks: usize,
+    /// Whether an HNSW graph was written beside the vectors.
     pub graph: bool,
     /// Documents whose content changed in the run that wrote this generation.
     #[serde(default)]
     pub changed: Vec<String>,
+    /// Every indexed document, by id.
     pub docs: BTreeMap<String, DocEntry>,
 }
 
 impl Meta {
+    /// Metadata of an empty index for this model and vector size.
     pub fn new(model_id: &str, dimensions: usize) -> Meta {
         Meta {
             schema_version: SCHEMA_VERSION,
@@ -78,7 +94,7 @@ impl Meta {
     }
 
     /// Errors unless this index was built by this schema, chunker and model.
-    pub fn check_compatible(&self, dir: &Path, model_id: Option<&str>) -> Result<()> {
+    pub(crate) fn check_compatible(&self, dir: &Path, model_id: Option<&str>) -> Result<()> {
         let found =
             format!("schema v{}, chunker v{}, model {}", self.schema_version, self.chunker_version, self.model_id);
         let expected = format!(
@@ -94,7 +110,7 @@ impl Meta {
     }
 }
 
-pub fn gen_name(n: u64) -> String {
+pub(crate) fn gen_name(n: u64) -> String {
     format!("gen-{n:06}")
 }
 
@@ -104,7 +120,7 @@ fn gen_number(name: &str) -> Option<u64> {
 
 /// An index path naming something that is not a directory: the caller named the wrong path
 /// (a usage error), nothing to rebuild.
-pub fn not_a_directory(dir: &Path) -> Error {
+pub(crate) fn not_a_directory(dir: &Path) -> Error {
     Error::InvalidInput(format!("{} is not a directory (an index is a directory)", dir.display()))
 }
 
@@ -142,7 +158,7 @@ pub fn current_generation(dir: &Path) -> Result<Option<PathBuf>> {
 /// symbolic link leading to it, belongs to another user, or others may write to it. An index is
 /// what the hook puts into the model's context, so one planted by another local user (in a shared
 /// directory such as `/tmp`) must never be read, nor a daemon socket inside it be asked.
-pub fn distrust(path: &Path) -> Option<String> {
+pub(crate) fn distrust(path: &Path) -> Option<String> {
     use std::os::unix::fs::MetadataExt;
     // SAFETY: geteuid has no preconditions and cannot fail.
     let me = unsafe { libc::geteuid() };
@@ -191,7 +207,7 @@ pub fn find_index(start: &Path) -> Found {
 }
 
 /// Reads a generation's metadata.
-pub fn read_meta(gen_dir: &Path) -> Result<Meta> {
+pub(crate) fn read_meta(gen_dir: &Path) -> Result<Meta> {
     let path = gen_dir.join(META);
     let index_dir = gen_dir.parent().unwrap_or(gen_dir);
     let shown = || format!("{}/{META}", gen_dir.file_name().map(|n| n.to_string_lossy()).unwrap_or_default());
@@ -209,18 +225,18 @@ pub fn read_meta(gen_dir: &Path) -> Result<Meta> {
 }
 
 /// Writes a file and fsyncs it.
-pub fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
+pub(crate) fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
     let mut f = std::fs::File::create(path).ctx(|| format!("creating {}", path.display()))?;
     f.write_all(bytes).ctx(|| format!("writing {}", path.display()))?;
     f.sync_all().ctx(|| format!("syncing {}", path.display()))
 }
 
-pub fn sync_dir(path: &Path) -> Result<()> {
+pub(crate) fn sync_dir(path: &Path) -> Result<()> {
     std::fs::File::open(path).and_then(|f| f.sync_all()).ctx(|| format!("syncing directory {}", path.display()))
 }
 
 /// Makes `gen_dir` the live generation: write `CURRENT.tmp`, fsync, rename over `CURRENT`, fsync.
-pub fn switch_current(dir: &Path, gen_dir: &Path) -> Result<()> {
+pub(crate) fn switch_current(dir: &Path, gen_dir: &Path) -> Result<()> {
     let name = gen_dir.file_name().expect("generation dir has a name").to_string_lossy();
     let tmp = dir.join("CURRENT.tmp");
     write_synced(&tmp, format!("{name}\n").as_bytes())?;
@@ -229,7 +245,7 @@ pub fn switch_current(dir: &Path, gen_dir: &Path) -> Result<()> {
 }
 
 /// A fresh generation number, above every directory present (live, old or unfinished).
-pub fn next_generation(dir: &Path) -> Result<u64> {
+pub(crate) fn next_generation(dir: &Path) -> Result<u64> {
     let mut max = 0;
     for entry in std::fs::read_dir(dir).ctx(|| format!("listing {}", dir.display()))? {
         let entry = entry.ctx(|| format!("listing {}", dir.display()))?;
@@ -242,7 +258,7 @@ pub fn next_generation(dir: &Path) -> Result<u64> {
 
 /// Deletes every generation except `keep` (the live one and the one before it, which a reader
 /// that opened it moments ago may still be using).
-pub fn remove_generations_except(dir: &Path, keep: &[&Path]) -> Result<()> {
+pub(crate) fn remove_generations_except(dir: &Path, keep: &[&Path]) -> Result<()> {
     for entry in std::fs::read_dir(dir).ctx(|| format!("listing {}", dir.display()))? {
         let entry = entry.ctx(|| format!("listing {}", dir.display()))?;
         let path = entry.path();
@@ -256,7 +272,7 @@ pub fn remove_generations_except(dir: &Path, keep: &[&Path]) -> Result<()> {
 }
 
 /// Hard-links (immutable segment files) or copies (tantivy's own metadata) `from` into `to`.
-pub fn link_tantivy(from: &Path, to: &Path) -> Result<()> {
+pub(crate) fn link_tantivy(from: &Path, to: &Path) -> Result<()> {
     std::fs::create_dir_all(to).ctx(|| format!("creating {}", to.display()))?;
     for entry in std::fs::read_dir(from).ctx(|| format!("listing {}", from.display()))? {
         let entry = entry.ctx(|| format!("listing {}", from.display()))?;
@@ -282,6 +298,8 @@ pub struct WriterLock {
 }
 
 impl WriterLock {
+    /// Takes the lock of the index at `dir` without waiting, writing this process's pid into it.
+    /// [`Error::Locked`] (naming the holder's pid) when another process holds it.
     pub fn acquire(dir: &Path) -> Result<WriterLock> {
         let path = dir.join("lock");
         let mut file = std::fs::OpenOptions::new()
@@ -309,14 +327,14 @@ impl WriterLock {
 
 /// Embedding cache: (model id, hash of the embedded text) → vector. Append-only records of a
 /// 16-byte key and `dim` floats; a torn last record (a killed writer) is ignored on load.
-pub struct EmbedCache {
+pub(crate) struct EmbedCache {
     path: PathBuf,
     dim: usize,
     map: HashMap<[u8; 16], Vec<f32>>,
     file: Option<std::fs::File>,
 }
 
-pub fn text_key(text: &str) -> [u8; 16] {
+pub(crate) fn text_key(text: &str) -> [u8; 16] {
     use sha2::{Digest, Sha256};
     let d = Sha256::digest(text.as_bytes());
     d[..16].try_into().expect("16 bytes")
@@ -353,16 +371,13 @@ impl EmbedCache {
         self.map.get(key)
     }
 
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
         self.map.len()
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
-    }
-
     /// Appends new vectors (one write per batch).
-    pub fn insert_many(&mut self, items: Vec<([u8; 16], Vec<f32>)>) -> Result<()> {
+    pub(crate) fn insert_many(&mut self, items: Vec<([u8; 16], Vec<f32>)>) -> Result<()> {
         if self.file.is_none() {
             self.file = Some(
                 std::fs::OpenOptions::new()

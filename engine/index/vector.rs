@@ -15,13 +15,17 @@ use std::io::Write;
 use std::path::Path;
 
 const MAGIC: &[u8; 8] = b"ENGVEC01";
+/// Name of the vectors file inside a generation directory.
 pub const FILE: &str = "vectors.bin";
 const GRAPH: &str = "graph";
 
 /// Vectors with their ids, and the HNSW graph when the collection is large.
 pub struct VectorStore {
+    /// Floats per vector.
     pub dim: usize,
+    /// The vector id of each row, in row order.
     pub vids: Vec<u64>,
+    /// The rows, concatenated: `vids.len() × dim` floats.
     pub data: Vec<f32>,
     graph: Option<Hnsw<'static, f32, DistDot>>,
     ef_search: usize,
@@ -33,19 +37,17 @@ impl VectorStore {
         VectorStore { dim, vids: Vec::new(), data: Vec::new(), graph: None, ef_search: 64 }
     }
 
+    /// Number of vectors.
     pub fn len(&self) -> usize {
         self.vids.len()
     }
 
+    /// Whether the store holds no vector.
     pub fn is_empty(&self) -> bool {
         self.vids.is_empty()
     }
 
-    pub fn has_graph(&self) -> bool {
-        self.graph.is_some()
-    }
-
-    pub fn row(&self, i: usize) -> &[f32] {
+    pub(crate) fn row(&self, i: usize) -> &[f32] {
         &self.data[i * self.dim..(i + 1) * self.dim]
     }
 
@@ -167,7 +169,7 @@ pub fn top_k(scores: impl Iterator<Item = (usize, f32)>, k: usize) -> Vec<(usize
 }
 
 /// Builds an HNSW graph over the rows of `data` (row index = data id), inserting in parallel.
-pub fn build_graph(dim: usize, data: &[f32], config: &VectorConfig) -> Hnsw<'static, f32, DistDot> {
+pub(crate) fn build_graph(dim: usize, data: &[f32], config: &VectorConfig) -> Hnsw<'static, f32, DistDot> {
     let n = data.len() / dim.max(1);
     // hnsw_rs dumps only graphs declared with its maximum layer count (16).
     let graph = Hnsw::<f32, DistDot>::new(config.m, n.max(1), 16, config.ef_construction, DistDot);
@@ -182,12 +184,14 @@ pub struct Graph {
 }
 
 impl Graph {
+    /// Builds the graph over the rows of `data` (`dim` floats each) with `config`'s HNSW settings.
     pub fn build(dim: usize, data: &[f32], config: &VectorConfig) -> Graph {
         let mut graph = build_graph(dim, data, config);
         graph.set_searching_mode(true);
         Graph { graph }
     }
 
+    /// The `k` nearest rows to `query` as (row index, dot product), searching with `ef` candidates (at least `k`).
     pub fn search(&self, query: &[f32], k: usize, ef: usize) -> Vec<(usize, f32)> {
         self.graph.search(query, k, ef.max(k)).into_iter().map(|n| (n.d_id, 1.0 - n.distance)).collect()
     }

@@ -17,13 +17,18 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Kind {
+    /// Markdown (`.md`, `.markdown`, `.mdx`): chunked by heading.
     Markdown,
+    /// Source code in one of the [`Lang`]s: chunked by definition.
     Code,
+    /// JSON or JSONL memory records: one chunk per record.
     Memory,
+    /// Anything else that is text, and BEIR records: chunked by paragraph.
     Text,
 }
 
 impl Kind {
+    /// The kind's name as stored in the index and shown in results.
     pub fn as_str(self) -> &'static str {
         match self {
             Kind::Markdown => "markdown",
@@ -38,17 +43,26 @@ impl Kind {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Lang {
+    /// `.rs`
     Rust,
+    /// `.py`, `.pyi`
     Python,
+    /// `.js`, `.jsx`, `.mjs`, `.cjs`
     JavaScript,
+    /// `.ts`, `.tsx`, `.mts`, `.cts`
     TypeScript,
+    /// `.go`
     Go,
+    /// `.java`
     Java,
+    /// `.c`, `.h`
     C,
+    /// C++: `.cc`, `.cpp`, `.cxx`, `.hpp`, `.hh`, `.hxx`
     Cpp,
 }
 
 impl Lang {
+    /// The language a path's extension names (case-insensitive); `None` for any other extension.
     pub fn from_path(path: &str) -> Option<Lang> {
         let ext = path.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase())?;
         Some(match ext.as_str() {
@@ -64,6 +78,7 @@ impl Lang {
         })
     }
 
+    /// The language's lowercase name as stored in the index and shown in results.
     pub fn as_str(self) -> &'static str {
         match self {
             Lang::Rust => "rust",
@@ -116,7 +131,7 @@ fn generated_name(rel: &str) -> bool {
 /// Whether a path names a test, benchmark or fixture: a `test`/`tests`/`__tests__`/`spec`/
 /// `fixtures`/`benches`/`benchmarks`/`testdata` directory, or a name like `test_x.py`,
 /// `x_test.go`, `x.test.js`, `x.spec.ts`, `x.bench.js`.
-pub fn is_test_path(path: &str) -> bool {
+pub(crate) fn is_test_path(path: &str) -> bool {
     static TEST: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         regex::Regex::new(
             r"(?i)(^|/)(tests?|__tests__|specs?|fixtures?|benchmarks?|benches|testdata)/|(^|/)test_[^/]*$|_tests?\.[a-z]+$|\.(test|spec|bench)\.[a-z]+$",
@@ -147,15 +162,20 @@ pub struct Document {
     pub id: String,
     /// Display path (relative to the indexed root).
     pub path: String,
+    /// What kind of document it is, which picks the chunker.
     pub kind: Kind,
+    /// Its language, for code (`None` otherwise).
     pub lang: Option<Lang>,
+    /// A title given with the document (a BEIR record's); `None` for files.
     pub title: Option<String>,
+    /// The full content (secrets already redacted when a scan read it).
     pub text: String,
     /// Whether `path` names a file (false for records of a collection, whose id is no name).
     pub is_file: bool,
 }
 
 impl Document {
+    /// A file's document at `path` (its id too), with no title.
     pub fn new(path: &str, kind: Kind, lang: Option<Lang>, text: String) -> Document {
         Document { id: path.to_string(), path: path.to_string(), kind, lang, title: None, text, is_file: true }
     }
@@ -173,7 +193,7 @@ impl Document {
 
     /// The title chunks get when the content has none: the document's title, else the file name
     /// for files, else nothing (a collection record's id carries no meaning to embed).
-    pub fn default_title(&self) -> String {
+    pub(crate) fn default_title(&self) -> String {
         match (&self.title, self.is_file) {
             (Some(t), _) => t.clone(),
             (None, true) => self.file_name().to_string(),
@@ -182,7 +202,7 @@ impl Document {
     }
 
     /// Content hash: what decides whether the document must be re-chunked.
-    pub fn hash(&self) -> String {
+    pub(crate) fn hash(&self) -> String {
         let mut h = Sha256::new();
         h.update(self.title.as_deref().unwrap_or("").as_bytes());
         h.update([0]);
@@ -203,6 +223,7 @@ pub enum Source {
 /// What a scan found, with what it skipped and why.
 #[derive(Debug, Default)]
 pub struct Scan {
+    /// The documents to index.
     pub documents: Vec<Document>,
     /// Files seen by the walk (indexed or not).
     pub files_scanned: usize,
@@ -267,7 +288,7 @@ fn content_kind(known: Option<(Kind, Option<Lang>)>, text: &str) -> Option<(Kind
 }
 
 /// Walks `root` and reads every indexable file.
-pub fn scan_dir(root: &Path, config: &IndexConfig, index_dir: Option<&Path>) -> Result<Scan> {
+pub(crate) fn scan_dir(root: &Path, config: &IndexConfig, index_dir: Option<&Path>) -> Result<Scan> {
     if !root.is_dir() {
         return Err(Error::InvalidInput(format!("{} is not a directory", root.display())));
     }
