@@ -128,28 +128,26 @@ impl EngineBuilder {
     /// Opens the index. [`Error::IndexMissing`] when there is none yet; a model that cannot load
     /// is an error unless [`EngineBuilder::bm25_fallback`] or [`EngineBuilder::lexical_only`].
     pub fn open(self) -> Result<Engine> {
-        let dir = self.index_dir.clone();
-        let engine = match (self.model, self.embedder.clone()) {
-            (ModelUse::Lexical, _) => Engine::open_lexical(&dir, self.settings.clone())?,
-            (_, Some(embedder)) => {
-                let models = self.models().ok();
-                Engine::with_embedder(&dir, self.settings.clone(), Some(embedder), None)?
-                    .with_configured_reranker(models.as_ref())
-            }
-            (use_, None) => {
-                if use_ == ModelUse::Required {
-                    // Found now, with its own error, rather than as a degraded response later.
-                    let embedder = Arc::new(OnnxEmbedder::load(&self.models()?, &self.settings.embed)?);
-                    return self.embedder(embedder).open();
-                }
-                Engine::open_parts(&dir, self.settings.clone(), self.models(), self.graph)?
-            }
+        let (dir, settings) = (&self.index_dir, self.settings.clone());
+        let models = match self.model {
+            ModelUse::Lexical => None,
+            // Found now, with its own error, rather than as a degraded response later.
+            ModelUse::Required if self.embedder.is_none() => Some(Ok(self.models()?)),
+            _ => Some(self.models()),
         };
-        let mut engine = if self.graph { engine } else { engine.without_graph() };
-        if let Some(r) = self.reranker {
-            engine = engine.with_reranker(r);
-        }
-        Ok(engine)
+        let engine = match (self.model, self.embedder.clone(), &models) {
+            (ModelUse::Lexical, _, _) => Engine::open_lexical(dir, settings)?,
+            (_, Some(embedder), _) => Engine::with_embedder(dir, settings, Some(embedder), None)?,
+            (use_, None, Some(models)) => {
+                Engine::open_parts(dir, settings, models, self.graph, use_ == ModelUse::Required)?
+            }
+            (_, None, None) => unreachable!("models are looked up unless lexical"),
+        };
+        let engine = if self.graph { engine } else { engine.without_graph() };
+        Ok(match self.reranker {
+            Some(r) => engine.with_reranker(r),
+            None => engine.with_configured_reranker(models.as_ref().and_then(|m| m.as_ref().ok())),
+        })
     }
 
     /// Indexes `source` into the index directory (creating it, or updating only what changed),

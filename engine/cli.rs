@@ -322,6 +322,12 @@ pub fn print_human(resp: &SearchResponse) {
             resp.degraded_reason.as_deref().unwrap_or("no embedding model")
         );
     }
+    if let Some(v) = resp.vectors {
+        eprintln!(
+            "engine: still embedding: {} of {} chunks have vectors; the rest are found by BM25 only",
+            v.embedded, v.chunks
+        );
+    }
     if let Some(r) = resp.rerank.as_ref().filter(|r| !r.applied) {
         eprintln!("engine: not reranked: {}", r.reason.as_deref().unwrap_or("unknown reason"));
     }
@@ -621,6 +627,12 @@ pub fn run(cli: Cli) -> Result<i32> {
                 println!("model      {} ({} dims)", st.model, st.dimensions);
                 println!("documents  {}", st.documents);
                 println!("chunks     {} ({})", st.chunks, if st.graph { "HNSW graph" } else { "exact vector search" });
+                if st.vectors < st.chunks {
+                    println!(
+                        "vectors    {} of {} chunks (still embedding: the rest are found by BM25 only)",
+                        st.vectors, st.chunks
+                    );
+                }
                 println!("on disk    {:.1} MiB", st.bytes_on_disk as f64 / 1048576.0);
                 println!("updated    {} (unix seconds), generation {}", st.updated_unix, st.generation);
                 for (k, c) in &st.by_kind {

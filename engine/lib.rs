@@ -70,5 +70,5 @@ pub use ingest::Source;
 pub use intent::{Intent, IntentResult};
 pub use models::Models;
 pub use rerank::{RerankReport, Reranker};
-pub use search::{Engine, SearchRequest, SearchResponse, Timings};
+pub use search::{Engine, SearchRequest, SearchResponse, Timings, VectorCoverage};
 pub use tier::ContextBlock;

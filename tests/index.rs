@@ -182,6 +182,8 @@ fn sigkill_at_random_moments_never_breaks_the_index() {
     let files = std::fs::read_dir(c).unwrap().count();
     let (_, out, _) = engine(&["status", "--index", ix.to_str().unwrap(), "--json"], None);
     assert_eq!(json(&out)["documents"].as_u64().unwrap() as usize, files);
+    // Every chunk has its vector again, whatever a killed run left pending.
+    assert_eq!(json(&out)["vectors"], json(&out)["chunks"], "{out}");
     let newest = format!("note{}v20", next_note - 1);
     let (_, out, _) = engine(&["search", &newest, "--index", ix.to_str().unwrap(), "--json", "--mode", "bm25"], None);
     assert_eq!(json(&out)["results"][0]["path"], format!("note{}.md", next_note - 1), "{out}");

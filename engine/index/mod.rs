@@ -35,6 +35,8 @@ pub struct Seconds {
     pub vector: f64,
     /// The whole run.
     pub total: f64,
+    /// From the start until the new text was searchable (BM25, and the vectors there were).
+    pub searchable: f64,
 }
 
 /// What an indexing run did (`engine index --json`).
@@ -142,7 +144,7 @@ pub fn build(
     let seen: HashSet<&str> = scan.documents.iter().map(|d| d.id.as_str()).collect();
     let hashes: Vec<String> = scan.documents.par_iter().map(Document::hash).collect();
     let changed: Vec<usize> = (0..scan.documents.len())
-        .filter(|&i| old_meta.docs.get(&scan.documents[i].id).is_none_or(|e| e.hash != hashes[i]))
+        .filter(|&i| old_meta.docs.get(&scan.documents[i].id).is_none_or(|e| e.hash != hashes[i] || e.pending))
         .collect();
     let removed: Vec<String> = old_meta.docs.keys().filter(|id| !seen.contains(id.as_str())).cloned().collect();
     report.files_changed = changed.len();
@@ -178,40 +180,30 @@ pub fn build(
         }
         meta.docs.insert(
             d.id.clone(),
-            DocEntry { hash: hashes[i].clone(), path: d.path.clone(), kind: d.kind, lang: d.lang, vids },
+            DocEntry {
+                hash: hashes[i].clone(),
+                path: d.path.clone(),
+                kind: d.kind,
+                lang: d.lang,
+                vids,
+                pending: false,
+            },
         );
     }
     report.chunks_added = new_chunks.len();
     report.seconds.chunk = t.elapsed().as_secs_f64();
 
-    let generation = store::next_generation(index_dir)?;
-    let gen_dir = index_dir.join(store::gen_name(generation));
-    std::fs::create_dir_all(&gen_dir).ctx(|| format!("creating {}", gen_dir.display()))?;
+    // Two generations when there is embedding to do: the first goes live as soon as tantivy has
+    // the new text (with the vectors there already are), so search answers from BM25 within
+    // seconds; the second adds the new vectors when they are embedded. Both are written beside
+    // the live one and switched to atomically, so a kill at any moment leaves one searchable.
+    let text_generation = store::next_generation(index_dir)?;
+    let text_dir = index_dir.join(store::gen_name(text_generation));
+    std::fs::create_dir_all(&text_dir).ctx(|| format!("creating {}", text_dir.display()))?;
+    meta.source = Some(source.clone());
+    meta.changed = changed.iter().map(|&i| scan.documents[i].id.clone()).collect();
 
-    // Embedding (the long pole) runs while tantivy indexes the same chunks on another thread.
-    let changed_ids: Vec<&str> =
-        changed.iter().map(|&i| scan.documents[i].id.as_str()).chain(removed.iter().map(String::as_str)).collect();
-    let mut cache = EmbedCache::open(index_dir, embedder.id(), embedder.dimensions())?;
-    let (bm25_result, embed_result) = std::thread::scope(|s| {
-        let bm25 = s.spawn(|| {
-            let t = Instant::now();
-            write_tantivy(previous.as_deref(), &gen_dir, &changed_ids, &new_chunks, &scan.documents)
-                .map(|()| t.elapsed().as_secs_f64())
-        });
-        let t = Instant::now();
-        let embedded = embed_missing(&new_chunks, &mut cache, embedder, options);
-        let embed_secs = t.elapsed().as_secs_f64();
-        (bm25.join().expect("tantivy thread"), embedded.map(|n| (n, embed_secs)))
-    });
-    report.seconds.bm25 = bm25_result?;
-    let (embedded, embed_secs) = embed_result?;
-    report.chunks_embedded = embedded;
-    report.chunks_cached = new_chunks.len() - embedded;
-    report.seconds.embed = embed_secs;
-
-    // Vectors: the previous rows minus dropped ones, plus the new ones.
-    let t = Instant::now();
-    let dim = embedder.dimensions();
+    // Vectors kept: the previous rows minus dropped ones.
     let (mut vids, mut data) = match &previous {
         Some(dir) => {
             let old = vector::VectorStore::open(dir, false, &settings.vector)?;
@@ -227,30 +219,98 @@ pub fn build(
         }
         None => (Vec::new(), Vec::new()),
     };
+    let mut cache = EmbedCache::open(index_dir, embedder.id(), embedder.dimensions())?;
+    let uncached: HashSet<u64> = new_chunks.iter().filter(|c| cache.get(&c.key).is_none()).map(|c| c.vid).collect();
+    // What the text generation holds: the kept vectors and the new chunks' cached ones.
+    let early = (!uncached.is_empty()).then(|| {
+        let (mut vids, mut data) = (vids.clone(), data.clone());
+        for c in new_chunks.iter().filter(|c| !uncached.contains(&c.vid)) {
+            vids.push(c.vid);
+            data.extend_from_slice(cache.get(&c.key).expect("cached"));
+        }
+        let mut meta = meta.clone();
+        for entry in meta.docs.values_mut() {
+            entry.pending = entry.vids.iter().any(|v| uncached.contains(v));
+        }
+        (vids, data, meta)
+    });
+
+    // Embedding (the long pole) runs while tantivy indexes the same chunks on another thread,
+    // which then makes the text generation live.
+    let changed_ids: Vec<&str> =
+        changed.iter().map(|&i| scan.documents[i].id.as_str()).chain(removed.iter().map(String::as_str)).collect();
+    let (bm25_result, embed_result) = std::thread::scope(|s| {
+        let bm25 = s.spawn(|| {
+            let t = Instant::now();
+            write_tantivy(previous.as_deref(), &text_dir, &changed_ids, &new_chunks, &scan.documents)?;
+            let bm25_secs = t.elapsed().as_secs_f64();
+            if let Some((vids, data, mut meta)) = early {
+                // Exact vector search until the graph is built with every vector.
+                let config = crate::config::VectorConfig { exact_below: usize::MAX, ..settings.vector.clone() };
+                publish(index_dir, &text_dir, text_generation, &mut meta, &vids, &data, &config, live.as_deref())?;
+            }
+            Ok::<_, Error>((bm25_secs, started.elapsed().as_secs_f64()))
+        });
+        let t = Instant::now();
+        let embedded = embed_missing(&new_chunks, &mut cache, embedder, options);
+        let embed_secs = t.elapsed().as_secs_f64();
+        (bm25.join().expect("tantivy thread"), embedded.map(|n| (n, embed_secs)))
+    });
+    let (bm25_secs, searchable_at) = bm25_result?;
+    report.seconds.bm25 = bm25_secs;
+    let (embedded, embed_secs) = embed_result?;
+    report.chunks_embedded = embedded;
+    report.chunks_cached = new_chunks.len() - embedded;
+    report.seconds.embed = embed_secs;
+
+    // The full generation: every vector, with the graph when the collection is large enough.
+    let t = Instant::now();
+    let (gen_dir, generation, replaces) = if uncached.is_empty() {
+        (text_dir, text_generation, live.clone())
+    } else {
+        let generation = store::next_generation(index_dir)?;
+        let gen_dir = index_dir.join(store::gen_name(generation));
+        std::fs::create_dir_all(&gen_dir).ctx(|| format!("creating {}", gen_dir.display()))?;
+        store::link_tantivy(&text_dir.join(store::TANTIVY_DIR), &gen_dir.join(store::TANTIVY_DIR))?;
+        (gen_dir, generation, Some(text_dir))
+    };
     for c in &new_chunks {
         vids.push(c.vid);
         data.extend_from_slice(cache.get(&c.key).expect("embedded above"));
     }
-    meta.graph = vector::VectorStore::write(&gen_dir, dim, &vids, &data, &settings.vector)?;
+    publish(index_dir, &gen_dir, generation, &mut meta, &vids, &data, &settings.vector, replaces.as_deref())?;
     report.seconds.vector = t.elapsed().as_secs_f64();
-
-    meta.generation = generation;
-    meta.chunks = vids.len();
-    meta.source = Some(source.clone());
-    meta.updated_unix =
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
-    meta.changed = changed.iter().map(|&i| scan.documents[i].id.clone()).collect();
-    let meta_json = serde_json::to_vec(&meta).map_err(|e| Error::io("serialising meta", e.into()))?;
-    store::write_synced(&gen_dir.join(store::META), &meta_json)?;
-    store::sync_dir(&gen_dir)?;
-    store::switch_current(index_dir, &gen_dir)?;
-    let mut keep = vec![gen_dir.as_path()];
-    if let Some(l) = &live {
-        keep.push(l.as_path());
-    }
-    store::remove_generations_except(index_dir, &keep)?;
+    report.seconds.searchable = if uncached.is_empty() { started.elapsed().as_secs_f64() } else { searchable_at };
     report.seconds.total = started.elapsed().as_secs_f64();
     Ok(report)
+}
+
+/// Writes a generation's vectors and metadata beside its tantivy index, makes it the live one,
+/// and removes every other generation but the one it replaces (readers may still have that open).
+#[allow(clippy::too_many_arguments)]
+fn publish(
+    index_dir: &Path,
+    gen_dir: &Path,
+    generation: u64,
+    meta: &mut Meta,
+    vids: &[u64],
+    data: &[f32],
+    vector_config: &crate::config::VectorConfig,
+    replaces: Option<&Path>,
+) -> Result<()> {
+    meta.graph = vector::VectorStore::write(gen_dir, meta.dimensions, vids, data, vector_config)?;
+    meta.generation = generation;
+    meta.chunks = meta.docs.values().map(|d| d.vids.len()).sum();
+    meta.vectors = (vids.len() < meta.chunks).then_some(vids.len());
+    meta.updated_unix =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let meta_json = serde_json::to_vec(&*meta).map_err(|e| Error::io("serialising meta", e.into()))?;
+    store::write_synced(&gen_dir.join(store::META), &meta_json)?;
+    store::sync_dir(gen_dir)?;
+    store::switch_current(index_dir, gen_dir)?;
+    let mut keep = vec![gen_dir];
+    keep.extend(replaces);
+    store::remove_generations_except(index_dir, &keep)
 }
 
 /// Usage errors before anything is created: an index path or a source directory that is a file.
@@ -375,8 +435,10 @@ pub struct Status {
     pub dimensions: usize,
     /// Documents indexed.
     pub documents: usize,
-    /// Chunks (and vectors) indexed.
+    /// Chunks indexed (all searchable by BM25).
     pub chunks: usize,
+    /// Chunks with a vector: fewer than `chunks` while an indexing run is still embedding.
+    pub vectors: usize,
     /// Whether the generation has an HNSW graph (else vector search is exact).
     pub graph: bool,
     /// When the generation was written, in seconds since the Unix epoch.
@@ -438,10 +500,134 @@ pub fn status(index_dir: &Path) -> Result<Status> {
         dimensions: meta.dimensions,
         documents: meta.docs.len(),
         chunks: meta.chunks,
+        vectors: meta.vectors.unwrap_or(meta.chunks),
         graph: meta.graph,
         updated_unix: meta.updated_unix,
         bytes_on_disk: dir_size(&gen) + dir_size(&index_dir.join("cache")),
         by_kind,
         by_lang,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::embed::HashEmbedder;
+    use crate::search::{Engine, SearchRequest};
+    use std::sync::mpsc;
+    use std::sync::Arc;
+    use std::sync::Mutex;
+
+    /// The hashing embedder, but each `embed` call first waits for a go from the test, or fails.
+    struct Gated {
+        inner: HashEmbedder,
+        go: Mutex<mpsc::Receiver<bool>>,
+        started: Mutex<mpsc::Sender<()>>,
+    }
+
+    impl Embedder for Gated {
+        fn id(&self) -> &str {
+            self.inner.id()
+        }
+        fn dimensions(&self) -> usize {
+            self.inner.dimensions()
+        }
+        fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+            let _ = self.started.lock().unwrap().send(());
+            match self.go.lock().unwrap().recv() {
+                Ok(true) => self.inner.embed(texts),
+                _ => Err(Error::Inference("stopped by the test".into())),
+            }
+        }
+    }
+
+    fn gated() -> (Gated, mpsc::Sender<bool>, mpsc::Receiver<()>) {
+        let (go_tx, go_rx) = mpsc::channel();
+        let (started_tx, started_rx) = mpsc::channel();
+        (
+            Gated { inner: HashEmbedder::new(32), go: Mutex::new(go_rx), started: Mutex::new(started_tx) },
+            go_tx,
+            started_rx,
+        )
+    }
+
+    fn live_meta(index: &Path) -> Meta {
+        store::read_meta(&store::current_generation(index).unwrap().unwrap()).unwrap()
+    }
+
+    fn bm25_paths(index: &Path, query: &str) -> Vec<String> {
+        let engine = Engine::open_lexical(index, Settings::default()).unwrap();
+        let resp = engine.search_with(&SearchRequest::new(query, 5, crate::config::Mode::Bm25)).unwrap();
+        resp.results.into_iter().map(|h| h.path).collect()
+    }
+
+    #[test]
+    fn new_text_is_searchable_before_its_vectors_are_embedded() {
+        let project = tempfile::tempdir().unwrap();
+        let index = project.path().join(".engine");
+        std::fs::write(project.path().join("a.md"), "# Sessions\n\nSessions live in Redis.\n").unwrap();
+        build(
+            &index,
+            &Source::Dir(project.path().into()),
+            &Settings::default(),
+            &HashEmbedder::new(32),
+            &Default::default(),
+        )
+        .unwrap();
+        std::fs::write(project.path().join("b.md"), "# Thumbnails\n\nThe thumbnail worker resizes uploads.\n").unwrap();
+
+        let (embedder, go, started) = gated();
+        std::thread::scope(|s| {
+            // Owned here, so a failing assertion drops it and the run stops instead of waiting.
+            let go = go;
+            let run = s.spawn(|| {
+                build(&index, &Source::Dir(project.path().into()), &Settings::default(), &embedder, &Default::default())
+            });
+            // The run is now embedding b.md; its text must already be live.
+            started.recv().unwrap();
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+            while live_meta(&index).vectors.is_none() {
+                assert!(std::time::Instant::now() < deadline, "the text generation never went live");
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            let meta = live_meta(&index);
+            assert_eq!((meta.vectors, meta.chunks), (Some(1), 2));
+            assert!(meta.docs["b.md"].pending && !meta.docs["a.md"].pending);
+            assert_eq!(bm25_paths(&index, "thumbnail worker")[0], "b.md");
+            // Hybrid search answers too, from BM25 and the vectors there are, and says how many.
+            let engine = Engine::builder(&index).embedder(Arc::new(HashEmbedder::new(32))).open().unwrap();
+            let resp = engine.search("thumbnail worker").unwrap();
+            assert!(resp.results.iter().any(|h| h.path == "b.md"), "{:?}", resp.results);
+            assert_eq!(resp.vectors.map(|v| (v.embedded, v.chunks)), Some((1, 2)));
+
+            go.send(true).unwrap();
+            let report = run.join().unwrap().unwrap();
+            assert!(report.seconds.searchable <= report.seconds.total);
+        });
+        let meta = live_meta(&index);
+        assert_eq!((meta.vectors, meta.chunks), (None, 2));
+        assert!(meta.docs.values().all(|d| !d.pending));
+    }
+
+    #[test]
+    fn a_run_stopped_while_embedding_leaves_text_that_the_next_run_completes() {
+        let project = tempfile::tempdir().unwrap();
+        let index = project.path().join(".engine");
+        std::fs::write(project.path().join("a.md"), "# Sessions\n\nSessions live in Redis.\n").unwrap();
+        let (embedder, go, _started) = gated();
+        go.send(false).unwrap(); // the first embed fails, as a killed or broken model would
+        let source = Source::Dir(project.path().into());
+        assert!(build(&index, &source, &Settings::default(), &embedder, &Default::default()).is_err());
+        let meta = live_meta(&index);
+        assert_eq!((meta.vectors, meta.docs["a.md"].pending), (Some(0), true));
+        assert_eq!(bm25_paths(&index, "redis sessions"), ["a.md"]);
+
+        // Nothing changed on disk, yet the next run embeds what is pending.
+        let report = build(&index, &source, &Settings::default(), &HashEmbedder::new(32), &Default::default()).unwrap();
+        assert_eq!((report.files_changed, report.chunks_embedded), (1, 1));
+        let meta = live_meta(&index);
+        assert_eq!((meta.vectors, meta.chunks, meta.docs["a.md"].pending), (None, 1, false));
+        let again = build(&index, &source, &Settings::default(), &HashEmbedder::new(32), &Default::default()).unwrap();
+        assert_eq!(again.files_changed, 0);
+    }
 }

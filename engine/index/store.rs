@@ -42,6 +42,11 @@ pub struct DocEntry {
     pub lang: Option<Lang>,
     /// Vector ids of its chunks, in order.
     pub vids: Vec<u64>,
+    /// Some of its chunks have no vector in this generation: its text went live before the run
+    /// finished embedding it (and the run may have been stopped). The next run embeds it again,
+    /// from the cache as far as it got.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pending: bool,
 }
 
 /// The metadata of one generation.
@@ -63,8 +68,12 @@ pub struct Meta {
     pub source: Option<Source>,
     /// The vector id the next new chunk gets.
     pub next_vid: u64,
-    /// Vectors (chunks) in the generation.
+    /// Chunks in the generation (every one searchable by BM25).
     pub chunks: usize,
+    /// Chunks with a vector, when fewer than `chunks`: the generation made the text searchable
+    /// while its run was still embedding. `None`: every chunk has its vector.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vectors: Option<usize>,
     /// Whether an HNSW graph was written beside the vectors.
     pub graph: bool,
     /// Documents whose content changed in the run that wrote this generation.
@@ -87,6 +96,7 @@ impl Meta {
             source: None,
             next_vid: 0,
             chunks: 0,
+            vectors: None,
             graph: false,
             changed: Vec::new(),
             docs: BTreeMap::new(),
