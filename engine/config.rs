@@ -414,6 +414,10 @@ section! {
         daemon: bool = true,
         /// The daemon exits after this long without a request.
         idle_timeout_s: u64 = 1800,
+        /// A session starting in a project without an index starts indexing it in the background
+        /// (only a git work tree or a directory with `engine.toml`, owned by the user, never the
+        /// home directory or `/`).
+        auto_index: bool = true,
         /// Session digest: memory record categories it lists, newest first…
         digest_categories: Vec<String> = ["decision", "convention"].iter().map(|s| s.to_string()).collect(),
         /// …at most this many…

@@ -127,6 +127,11 @@ pub fn run(input: &[u8], plain: bool) -> Outcome {
     };
     let found = crate::index::store::find_index(&cwd);
     let Some(index) = found.index else {
+        if payload.event == "SessionStart" && found.distrusted.is_empty() {
+            if let Some(started) = first_run(&cwd) {
+                return started;
+            }
+        }
         let mut why = found.distrusted;
         why.push(format!("no index of yours at or above {} (run `engine index` there)", cwd.display()));
         return match payload.event.as_str() {
@@ -261,6 +266,53 @@ fn reindex_detached(index: &Path) {
         cmd.arg("index").arg(root).arg("--index").arg(index).arg("--json");
         let _ = crate::serve::detach(&mut cmd);
     }
+}
+
+/// A session starts in a project that has no index yet: index it in the background (detached,
+/// under the writer lock, so never twice at once) and say so; prompts get answers as soon as its
+/// text generation is live. `None` where that is not safe or not wanted ([`auto_index_root`],
+/// `[hook] auto_index`).
+fn first_run(cwd: &Path) -> Option<Outcome> {
+    let root = auto_index_root(cwd, std::env::var_os("HOME").map(PathBuf::from).as_deref())?;
+    let index = root.join(".engine");
+    let (settings, _) = project_settings(&index);
+    if !settings.hook.auto_index || index.join(crate::index::store::CURRENT).exists() {
+        return None;
+    }
+    std::fs::create_dir_all(&index).ok()?;
+    let what = match crate::index::store::WriterLock::acquire(&index) {
+        Ok(lock) => {
+            // Released before the indexer starts so it can take it; a second hook racing this
+            // one starts an indexer that stops at the lock.
+            drop(lock);
+            reindex_detached(&index);
+            "started indexing"
+        }
+        Err(crate::Error::Locked { .. }) => "already indexing",
+        Err(_) => return None,
+    };
+    Some(Outcome::quiet(format!(
+        "{what} {} in the background (first run); prompts get context once its text is searchable",
+        root.display()
+    )))
+}
+
+/// The project root a first session may index: the nearest directory at or above `cwd` that is a
+/// git work tree or holds an `engine.toml`, owned by this user, and neither `/` nor `home`.
+fn auto_index_root(cwd: &Path, home: Option<&Path>) -> Option<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let cwd = std::path::absolute(cwd).ok()?;
+    let root = cwd.ancestors().find(|d| d.join(".git").exists() || d.join("engine.toml").is_file())?;
+    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    };
+    if root.parent().is_none() || home.is_some_and(|h| same(root, h)) {
+        return None;
+    }
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    (std::fs::metadata(root).ok()?.uid() == me).then(|| root.to_path_buf())
 }
 
 fn on_session_start(payload: &Payload, index: &Path, settings: &Settings) -> Outcome {
@@ -638,6 +690,25 @@ pub fn uninstall(path: &Path) -> Result<InstallReport> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_first_session_indexes_only_a_project_of_ones_own_never_home_or_root() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("project");
+        let deep = project.join("src").join("deep");
+        std::fs::create_dir_all(&deep).unwrap();
+        // No git work tree and no engine.toml: not a project.
+        assert_eq!(auto_index_root(&deep, None), None);
+        std::fs::create_dir(project.join(".git")).unwrap();
+        assert_eq!(auto_index_root(&deep, None).as_deref(), Some(project.as_path()));
+        // A git work tree that is the home directory itself is never indexed on its own.
+        assert_eq!(auto_index_root(&deep, Some(&project)), None);
+        assert_eq!(auto_index_root(&deep, Some(dir.path())).as_deref(), Some(project.as_path()));
+        // engine.toml marks a project too, and the nearest marker wins.
+        std::fs::write(project.join("src").join("engine.toml"), "").unwrap();
+        assert_eq!(auto_index_root(&deep, None).as_deref(), Some(project.join("src").as_path()));
+        assert_eq!(auto_index_root(Path::new("/"), None), None);
+    }
 
     #[test]
     fn install_merges_idempotently_and_uninstall_removes_exactly_it() {

@@ -428,3 +428,34 @@ fn install_under_another_name_is_idempotent_keeps_the_file_and_fails_cleanly() {
     assert_eq!(std::fs::read_to_string(claude.join("settings.json")).unwrap(), "{}\n");
     assert_eq!(names(&claude), ["settings.json", "settings.json.bak"], "no temporary file left");
 }
+
+#[test]
+fn a_first_session_in_a_project_without_an_index_indexes_it_in_the_background() {
+    let dir = sample_copy();
+    let root = dir.path();
+    std::fs::create_dir(root.join(".git")).unwrap();
+    std::fs::write(root.join("engine.toml"), IN_PROCESS).unwrap();
+    let start = serde_json::json!({"hook_event_name": "SessionStart", "source": "startup", "cwd": root}).to_string();
+    let (code, out, err) = hook(start.as_bytes(), &[], &[]);
+    assert_eq!((code, out.as_str()), (0, ""), "{err}");
+    assert!(err.contains("started indexing") && err.contains("in the background"), "{err}");
+    // Prompts get context as soon as the background run has made the text searchable.
+    let deadline = Instant::now() + Duration::from_secs(300);
+    let context = loop {
+        let (code, out, err) = hook(&prompt(root, "why did we move sessions to redis?"), &["--plain"], &[]);
+        assert_eq!(code, 0, "{err}");
+        if out.contains("decision-session-store") {
+            break out;
+        }
+        assert!(Instant::now() < deadline, "no context 300 s after the first session: {err}");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert!(context.starts_with("<memory-context"), "{context}");
+    // Turned off, or outside a project: nothing is started.
+    let other = sample_copy();
+    std::fs::write(other.path().join("engine.toml"), "[hook]\nauto_index = false\n").unwrap();
+    let start = serde_json::json!({"hook_event_name": "SessionStart", "source": "startup", "cwd": other.path()});
+    let (code, _, err) = hook(start.to_string().as_bytes(), &[], &[]);
+    assert!(code == 0 && err.contains("no index of yours"), "{err}");
+    assert!(!other.path().join(".engine").exists());
+}
