@@ -212,15 +212,11 @@ pub enum ConfigAction {
 
 fn settings_from(config: &Option<PathBuf>, flags: SettingsLayer) -> Result<engine::Settings> {
     let path = config.clone().unwrap_or_else(|| PathBuf::from("engine.toml"));
-    let (file, warnings) = SettingsLayer::from_file(&path)?;
+    let (settings, warnings) = engine::Settings::load_with_flags(&path, flags)?;
     for w in warnings {
         eprintln!("engine: {}", engine::error::one_line(&w));
     }
-    // Flags are range-checked by clap, so a value out of range comes from the file: name it.
-    file.overwrite(flags).resolve().map_err(|e| match e {
-        engine::Error::Config(m) => engine::Error::Config(format!("{}: {m}", path.display())).into(),
-        e => e.into(),
-    })
+    Ok(settings)
 }
 
 /// Where `engine eval` keeps the index of a collection or golden corpus (`kind` is `beir` or

@@ -902,6 +902,20 @@ impl Settings {
         Ok((settings, warnings))
     }
 
+    /// Reads a config file for a command a person typed (the CLI), with its flags on top: the
+    /// same reading as [`Settings::load`], but strict, because a person can fix the file now.
+    /// Any value out of range is [`Error::Config`] naming the file and every bad key; the
+    /// warnings (unknown keys and sections) come back with the settings.
+    pub fn load_with_flags(path: &Path, flags: SettingsLayer) -> Result<(Settings, Vec<String>)> {
+        let (file, warnings) = SettingsLayer::from_file(path)?;
+        match file.overwrite(flags).resolve() {
+            Ok(settings) => Ok((settings, warnings)),
+            // Flags are range-checked by the CLI, so a value out of range comes from the file.
+            Err(Error::Config(m)) => Err(Error::Config(format!("{}: {m}", path.display()))),
+            Err(e) => Err(e),
+        }
+    }
+
     /// Every value out of its allowed range, one line each, naming the key.
     pub fn problems(&self) -> Vec<String> {
         self.sections().into_iter().flat_map(|(name, section)| problems_of(name, section)).collect()

@@ -33,10 +33,27 @@ def code_of(text):
     return re.sub(r"//[^\n]*", "", text)
 
 
+def reexports():
+    """Names the crate root re-exports (`pub use search::{Engine, …};`), by the module they come
+    from: `crate::Engine` depends on `search` as much as `crate::search::Engine` does."""
+    with open(os.path.join(ROOT, "lib.rs"), encoding="utf-8") as f:
+        lib = f.read()
+    out = {}
+    for module, names in re.findall(r"pub use (\w+)::(\{[^}]*\}|\w+);", lib):
+        for name in re.findall(r"\w+", names):
+            out[name] = module
+    return out
+
+
+REEXPORTS = reexports()
+
+
 def references(text, names):
     found = set(re.findall(r"\bcrate::([a-z_]+)", text))
     for group in re.findall(r"\bcrate::\{([^}]*)\}", text, re.S):
         found |= set(re.findall(r"(?:^|,)\s*([a-z_]+)", group))
+        found |= {REEXPORTS[n] for n in re.findall(r"\b([A-Z]\w*)", group) if n in REEXPORTS}
+    found |= {REEXPORTS[n] for n in re.findall(r"\bcrate::([A-Z]\w*)", text) if n in REEXPORTS}
     return found & names
 
 
