@@ -43,6 +43,15 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Write every chunk with its vector as JSON lines (schema: docs/scale-out.md), for loading
+    /// into a distributed engine.
+    Export {
+        #[arg(long)]
+        index: Option<PathBuf>,
+        /// Write here instead of stdout.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Show what an index holds.
     Status {
         #[arg(long)]
@@ -611,6 +620,22 @@ pub fn run(cli: Cli) -> Result<i32> {
                     report.seconds.total
                 );
             }
+            Ok(0)
+        }
+        Command::Export { index, out } => {
+            let dir = search_index_dir(index)?;
+            let n = match out {
+                Some(path) => {
+                    let file = std::fs::File::create(&path)
+                        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+                    let mut w = std::io::BufWriter::new(file);
+                    let n = engine::index::export::export(&dir, &mut w)?;
+                    std::io::Write::flush(&mut w)?;
+                    n
+                }
+                None => engine::index::export::export(&dir, &mut std::io::stdout().lock())?,
+            };
+            eprintln!("engine: exported {n} chunks");
             Ok(0)
         }
         Command::Status { index, json } => {

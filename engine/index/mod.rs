@@ -3,6 +3,7 @@
 //! graph → switch generations. Re-running on unchanged input does no work beyond the scan.
 
 pub mod bm25;
+pub mod export;
 pub(crate) mod reader;
 pub mod store;
 pub mod vector;

@@ -88,6 +88,18 @@ impl Snapshot<'_> {
         top.into_iter().map(|(_, address)| self.load(ChunkAddress(address), self.key_of(address)?)).collect()
     }
 
+    /// Every chunk in the index with its key, segment by segment.
+    pub(crate) fn all(&self) -> impl Iterator<Item = Result<(u64, Hit)>> + '_ {
+        self.searcher.segment_readers().iter().enumerate().flat_map(move |(ord, segment)| {
+            let alive: Vec<u32> = segment.doc_ids_alive().collect();
+            alive.into_iter().map(move |doc| {
+                let address = DocAddress::new(ord as u32, doc);
+                let key = self.key_of(address)?;
+                Ok((key, self.load(ChunkAddress(address), key)?))
+            })
+        })
+    }
+
     /// Chunks in the index.
     pub(crate) fn num_docs(&self) -> u64 {
         self.searcher.num_docs()
