@@ -188,6 +188,15 @@ mod tests {
         dir
     }
 
+    /// [`project`], indexed with the hashing embedder; its index directory.
+    fn indexed_project() -> (tempfile::TempDir, PathBuf) {
+        let dir = project();
+        let index = dir.path().join(".engine");
+        let embedder: Arc<dyn Embedder> = Arc::new(HashEmbedder::new(32));
+        Engine::builder(&index).embedder(embedder).index(&Source::Dir(dir.path().to_path_buf())).unwrap();
+        (dir, index)
+    }
+
     #[test]
     fn index_then_update_reads_the_new_generation_with_the_same_model() {
         let dir = project();
@@ -212,10 +221,7 @@ mod tests {
 
     #[test]
     fn a_missing_model_is_an_error_unless_bm25_was_asked_for() {
-        let dir = project();
-        let index = dir.path().join(".engine");
-        let embedder: Arc<dyn Embedder> = Arc::new(HashEmbedder::new(32));
-        Engine::builder(&index).embedder(embedder).index(&Source::Dir(dir.path().to_path_buf())).unwrap();
+        let (_dir, index) = indexed_project();
         let no_models = tempfile::tempdir().unwrap();
 
         let err = Engine::builder(&index).models_dir(no_models.path()).open().err().expect("no model: an error");
@@ -234,10 +240,7 @@ mod tests {
 
     #[test]
     fn an_engine_without_a_model_cannot_index() {
-        let dir = project();
-        let index = dir.path().join(".engine");
-        let embedder: Arc<dyn Embedder> = Arc::new(HashEmbedder::new(32));
-        Engine::builder(&index).embedder(embedder).index(&Source::Dir(dir.path().to_path_buf())).unwrap();
+        let (dir, index) = indexed_project();
         let mut engine = Engine::builder(&index).lexical_only().open().unwrap();
         let err = engine.update(&Source::Dir(dir.path().to_path_buf())).unwrap_err();
         assert!(matches!(err, Error::InvalidInput(_)), "{err}");

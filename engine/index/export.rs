@@ -62,11 +62,7 @@ pub fn export(index_dir: &Path, out: &mut dyn Write) -> Result<usize> {
     // Document order, then line order: the same files export in the same order.
     chunks.sort_by(|a, b| (&a.1.doc, a.1.start_line, a.1.end_line).cmp(&(&b.1.doc, b.1.start_line, b.1.end_line)));
     for (key, hit) in &chunks {
-        let embedded = if hit.title.is_empty() || hit.text.starts_with(&hit.title) {
-            hit.text.clone()
-        } else {
-            format!("{}\n{}", hit.title, hit.text)
-        };
+        let embedded = crate::index::titled_text(&hit.title, &hit.text);
         let content_hash = hex::encode(Sha256::digest(embedded.as_bytes()));
         let line = ExportedChunk {
             id: format!("{}#{}", hit.doc, &content_hash[..16]),

@@ -78,10 +78,15 @@ pub struct BuildOptions<'a> {
 /// The text the model embeds for a chunk: its title (heading path, symbol path, record title),
 /// then its body.
 pub fn embed_text(chunk: &Chunk) -> String {
-    if chunk.title.is_empty() || chunk.text.starts_with(&chunk.title) {
-        chunk.text.clone()
+    titled_text(&chunk.title, &chunk.text)
+}
+
+/// [`embed_text`] of a chunk's title and body, wherever they come from (a stored hit too).
+pub(crate) fn titled_text(title: &str, text: &str) -> String {
+    if title.is_empty() || text.starts_with(title) {
+        text.to_string()
     } else {
-        format!("{}\n{}", chunk.title, chunk.text)
+        format!("{title}\n{text}")
     }
 }
 
