@@ -1,8 +1,11 @@
 //! Embedding speed with the real model: one short query, and throughput on 256 chunks of ~200
 //! tokens at batch sizes 1, 8, 16 and 32. Run: `cargo bench --bench embed`.
 //! `ENGINE_BENCH_CHUNKS` changes the chunk count (default 256).
+//! With `ENGINE_BENCH_TEXTS=FILE` (JSON lines with `title` and `text`, as `engine export` writes
+//! them) it only times the raw embedder over those chunks, in the steps indexing uses, and prints
+//! chunks/s: the reference `scripts/bench-large.sh` compares indexing throughput with.
 
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use criterion::{criterion_group, BenchmarkId, Criterion, Throughput};
 use engine::config::EmbedConfig;
 use engine::embed::{Embedder, OnnxEmbedder};
 use engine::Models;
@@ -87,5 +90,40 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
+/// Embeds every chunk of `path` as indexing does (title + body, 64 texts per call).
+fn raw_throughput(path: &str) {
+    let models = Models::locate(Some(std::path::Path::new(env!("CARGO_MANIFEST_DIR")))).expect("models");
+    let embedder = OnnxEmbedder::load(&models, &EmbedConfig::default()).expect("model (run scripts/fetch-models.sh)");
+    let texts: Vec<String> = std::fs::read_to_string(path)
+        .expect("ENGINE_BENCH_TEXTS file")
+        .lines()
+        .map(|line| {
+            let v: serde_json::Value = serde_json::from_str(line).expect("json line");
+            let (title, text) = (v["title"].as_str().unwrap_or_default(), v["text"].as_str().unwrap_or_default());
+            if title.is_empty() || text.starts_with(title) {
+                text.to_string()
+            } else {
+                format!("{title}\n{text}")
+            }
+        })
+        .collect();
+    let mut refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    // Indexing sorts what it embeds by length the same way.
+    refs.sort_by_key(|t| std::cmp::Reverse(t.len()));
+    let started = Instant::now();
+    for step in refs.chunks(64) {
+        embedder.embed(step).expect("embedding");
+    }
+    let secs = started.elapsed().as_secs_f64();
+    println!("raw embedder: {} chunks in {secs:.1} s = {:.1} chunks/s", refs.len(), refs.len() as f64 / secs);
+}
+
 criterion_group!(benches, bench);
-criterion_main!(benches);
+
+fn main() {
+    if let Ok(path) = std::env::var("ENGINE_BENCH_TEXTS") {
+        return raw_throughput(&path);
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

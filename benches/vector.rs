@@ -29,6 +29,22 @@ fn main() {
     let dim = store.dim;
     println!("{} vectors of {dim} dims, {} real queries", store.len(), queries.len());
 
+    // Recall@10 of the index's own graph (as `engine index` built and stored it) at the default
+    // ef_search, against exact search on the same rows.
+    if let Ok(stored) = VectorStore::open(&gen, true, &config) {
+        let mut recall = 0.0;
+        for q in &queries {
+            let exact: Vec<usize> = stored.search_exact(q, 10).into_iter().map(|h| h.0).collect();
+            recall += stored.search(q, 10).iter().filter(|h| exact.contains(&h.0)).count() as f64 / 10.0;
+        }
+        println!(
+            "stored graph, ef_search {}: recall@10 {:.4} over {} queries",
+            config.ef_search,
+            recall / queries.len() as f64,
+            queries.len()
+        );
+    }
+
     // Recall@10 of the graph against exact search on the whole collection.
     let t = Instant::now();
     let graph = Graph::build(dim, &store.data, &config);

@@ -70,12 +70,18 @@ macro_rules! section {
 section! {
     /// The embedding model's run-time settings.
     EmbedConfig / EmbedLayer {
-        /// Texts per ONNX run; 8–16 is fastest on this class of machine.
+        /// Texts per ONNX run at most; 8–16 is fastest on this class of machine.
         batch_size: usize = 16,
+        /// Padded tokens per ONNX run at most: long texts go in smaller runs, since a run's working
+        /// memory grows with the square of its length (16 × 256 tokens take about 330 MB).
+        batch_tokens: usize = 2048,
         /// Tokens the model sees per text; longer texts are truncated.
         max_length: usize = 256,
         /// ONNX intra-op threads (`None`: all cores).
         threads: Option<usize> = None,
+        /// ONNX Runtime's CPU memory arena. It saves allocations but keeps the largest batch's
+        /// buffers (most of a gigabyte at 16 × 256 tokens) for the life of the process.
+        memory_arena: bool = false,
     }
 }
 
@@ -116,6 +122,10 @@ section! {
         /// by `cargo bench --bench vector` on SciFact + CoSQA embeddings: exact 0.46 ms vs HNSW
         /// 0.56 ms at 5k vectors, exact 1.19 ms vs HNSW 0.70 ms at 10k.
         exact_below: usize = 7_000,
+        /// Share of rows an update may leave outside a reused HNSW graph (removed rows still in
+        /// it, new rows searched exactly beside it) before the graph is rebuilt from scratch.
+        /// Below it, editing a file in a large index takes a second, not a graph build.
+        stale_max: f32 = 0.1,
     }
 }
 
@@ -593,6 +603,8 @@ pub mod bounds {
     pub(crate) const THREADS: RangeInclusive<usize> = 1..=256;
     /// Texts (or pairs) per ONNX run: 256 texts of 256 tokens took 6.4 GB of RSS on this machine.
     pub const BATCH: RangeInclusive<usize> = 1..=64;
+    /// Padded tokens per ONNX run.
+    pub const BATCH_TOKENS: RangeInclusive<usize> = 64..=65_536;
     /// Tokens per model input: MiniLM and BERT-style cross-encoders have 512 positions.
     pub(crate) const MODEL_TOKENS: RangeInclusive<usize> = 8..=512;
     /// Chunk body budget in tokens.
@@ -699,6 +711,7 @@ impl Check {
 impl Validate for EmbedConfig {
     fn check(&self, c: &mut Check) {
         c.int("batch_size", self.batch_size, bounds::BATCH);
+        c.int("batch_tokens", self.batch_tokens, bounds::BATCH_TOKENS);
         c.int("max_length", self.max_length, bounds::MODEL_TOKENS);
         if let Some(t) = self.threads {
             c.int("threads", t, bounds::THREADS);
@@ -738,6 +751,7 @@ impl Validate for VectorConfig {
         c.int("ef_construction", self.ef_construction, self.m.max(*bounds::HNSW_EF.start())..=*bounds::HNSW_EF.end());
         c.int("ef_search", self.ef_search, bounds::HNSW_EF);
         c.int("exact_below", self.exact_below, bounds::EXACT_BELOW);
+        c.float("stale_max", self.stale_max, 0.0..=1.0);
     }
 }
 

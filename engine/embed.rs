@@ -58,26 +58,65 @@ pub struct OnnxEmbedder {
     dimensions: usize,
     batch_size: usize,
     max_chars: usize,
+    batch_tokens: usize,
+    max_length: usize,
     model: Mutex<TextEmbedding>,
-    counter: tokenizers::Tokenizer,
-    /// An exact, allocation-free count for ASCII text, when it agrees with the tokenizer.
+    counter: TokenCounter,
+}
+
+/// Exact model-token counts: the model's tokenizer without padding or truncation, with an
+/// allocation-free path for ASCII text where it agrees with the tokenizer.
+struct TokenCounter {
+    tokenizer: tokenizers::Tokenizer,
     fast: Option<WordPieceCounter>,
+}
+
+impl TokenCounter {
+    fn new(mut tokenizer: tokenizers::Tokenizer, path: &std::path::Path) -> Result<TokenCounter> {
+        tokenizer.with_padding(None);
+        tokenizer
+            .with_truncation(None)
+            .map_err(|e| Error::ModelLoad { path: path.to_path_buf(), reason: e.to_string() })?;
+        let fast = WordPieceCounter::new(&tokenizer).filter(|f| f.agrees_with(&tokenizer));
+        Ok(TokenCounter { tokenizer, fast })
+    }
+
+    /// The tokenizer of the models' embedding model alone (no ONNX session).
+    fn load(models: &Models) -> Result<TokenCounter> {
+        let path = model_file(models, "tokenizer.json")?;
+        let tokenizer = tokenizers::Tokenizer::from_file(&path)
+            .map_err(|e| Error::ModelLoad { path: path.clone(), reason: e.to_string() })?;
+        TokenCounter::new(tokenizer, &path)
+    }
+
+    fn count(&self, text: &str) -> usize {
+        let slow = |t: &str| self.tokenizer.encode_fast(t, false).map(|e| e.len()).unwrap_or_else(|_| approx_tokens(t));
+        match &self.fast {
+            Some(f) => f.count_mixed(text, &slow),
+            None => slow(text),
+        }
+    }
+}
+
+/// The path of the embedder's file whose name ends in `suffix`, as the manifest lists it.
+fn model_file(models: &Models, suffix: &str) -> Result<std::path::PathBuf> {
+    let entry = &models.manifest.embedder;
+    let name =
+        entry.packages.iter().flat_map(|p| p.files.iter().map(|f| f.file.as_str())).find(|n| n.ends_with(suffix));
+    let name = name.ok_or_else(|| {
+        Error::Config(format!(
+            "{}: the embedder lists no file ending in {suffix}",
+            models.dir.join(crate::models::MANIFEST).display()
+        ))
+    })?;
+    models.file(name)
 }
 
 impl OnnxEmbedder {
     /// Loads the embedding model named by the manifest of `models`.
     pub fn load(models: &Models, config: &EmbedConfig) -> Result<OnnxEmbedder> {
         let entry = &models.manifest.embedder;
-        let names: Vec<&str> = entry.packages.iter().flat_map(|p| p.files.iter().map(|f| f.file.as_str())).collect();
-        let find = |suffix: &str| -> Result<std::path::PathBuf> {
-            let name = names.iter().find(|n| n.ends_with(suffix)).ok_or_else(|| {
-                Error::Config(format!(
-                    "{}: the embedder lists no file ending in {suffix}",
-                    models.dir.join(crate::models::MANIFEST).display()
-                ))
-            })?;
-            models.file(name)
-        };
+        let find = |suffix: &str| model_file(models, suffix);
         let read = |path: &std::path::Path| {
             std::fs::read(path).map_err(|e| Error::ModelMissing { path: path.to_path_buf(), reason: e.to_string() })
         };
@@ -99,7 +138,11 @@ impl OnnxEmbedder {
             // Weight-only int8: the graph dequantises at load, so batches are consistent.
             .with_quantization(QuantizationMode::None);
         let max_length = config.max_length.max(8);
-        let mut options = InitOptionsUserDefined::new().with_environment(env).with_max_length(max_length);
+        let cpu = ort::ep::CPU::default().with_arena_allocator(config.memory_arena).build();
+        let mut options = InitOptionsUserDefined::new()
+            .with_environment(env)
+            .with_max_length(max_length)
+            .with_execution_providers(vec![cpu]);
         if let Some(threads) = config.threads {
             options = options.with_intra_threads(threads);
         }
@@ -112,17 +155,13 @@ impl OnnxEmbedder {
                 .unwrap_or(&onnx_path);
             Error::ModelLoad { path: path.clone(), reason }
         })?;
-        let mut counter = text_embedding.tokenizer.clone();
-        counter.with_padding(None);
-        counter
-            .with_truncation(None)
-            .map_err(|e| Error::ModelLoad { path: tok_path.clone(), reason: e.to_string() })?;
-        let fast = WordPieceCounter::new(&counter).filter(|f| f.agrees_with(&counter));
+        let counter = TokenCounter::new(text_embedding.tokenizer.clone(), &tok_path)?;
         Ok(OnnxEmbedder {
-            fast,
             id: model_id(models, config),
             dimensions: entry.dimensions,
             batch_size: config.batch_size.max(1),
+            batch_tokens: config.batch_tokens,
+            max_length,
             // Indented code can average well over 10 characters per token (whitespace makes no
             // tokens), so the cut leaves 40 per token: never less than the model would see.
             max_chars: max_length * 40,
@@ -145,13 +184,15 @@ pub struct LazyOnnxEmbedder {
     config: EmbedConfig,
     id: String,
     loaded: Mutex<Option<std::sync::Arc<OnnxEmbedder>>>,
+    /// The tokenizer alone, for chunking: a run whose chunks are all cached loads no ONNX session.
+    counter: std::sync::OnceLock<Option<TokenCounter>>,
 }
 
 impl LazyOnnxEmbedder {
     /// An embedder for the models' embedding model with these run-time settings; nothing is loaded until first use.
     pub fn new(models: Models, config: EmbedConfig) -> LazyOnnxEmbedder {
         let id = model_id(&models, &config);
-        LazyOnnxEmbedder { models, config, id, loaded: Mutex::new(None) }
+        LazyOnnxEmbedder { models, config, id, loaded: Mutex::new(None), counter: std::sync::OnceLock::new() }
     }
 
     fn get(&self) -> Result<std::sync::Arc<OnnxEmbedder>> {
@@ -180,7 +221,10 @@ impl Embedder for LazyOnnxEmbedder {
 
     fn count_tokens(&self, text: &str) -> usize {
         // A model that cannot load fails the run at `embed`, with its own error.
-        self.get().map(|e| e.count_tokens(text)).unwrap_or_else(|_| approx_tokens(text))
+        match self.counter.get_or_init(|| TokenCounter::load(&self.models).ok()) {
+            Some(counter) => counter.count(text),
+            None => approx_tokens(text),
+        }
     }
 }
 
@@ -207,11 +251,18 @@ impl Embedder for OnnxEmbedder {
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
         let clipped: Vec<&str> = texts.iter().map(|t| clip(t, self.max_chars)).collect();
+        // With [CLS] and [SEP], as the model sees them after truncation.
+        let tokens: Vec<usize> = clipped.iter().map(|t| (self.count_tokens(t) + 2).min(self.max_length)).collect();
         let mut order: Vec<usize> = (0..clipped.len()).collect();
-        order.sort_by_key(|&i| std::cmp::Reverse(clipped[i].len()));
+        order.sort_by_key(|&i| std::cmp::Reverse(tokens[i]));
         let mut out = vec![Vec::new(); clipped.len()];
         let mut model = self.model.lock().unwrap_or_else(|p| p.into_inner());
-        for batch in order.chunks(self.batch_size) {
+        let mut start = 0;
+        while start < order.len() {
+            // Longest first, so the first text of a run sets its padded length.
+            let fit = (self.batch_tokens / tokens[order[start]].max(1)).clamp(1, self.batch_size);
+            let batch = &order[start..(start + fit).min(order.len())];
+            start += batch.len();
             let batch_texts: Vec<&str> = batch.iter().map(|&i| clipped[i]).collect();
             let vectors = model.embed(&batch_texts, Some(batch.len())).map_err(|e| Error::Inference(e.to_string()))?;
             if vectors.len() != batch.len() {
@@ -232,11 +283,7 @@ impl Embedder for OnnxEmbedder {
     }
 
     fn count_tokens(&self, text: &str) -> usize {
-        let slow = |t: &str| self.counter.encode_fast(t, false).map(|e| e.len()).unwrap_or_else(|_| approx_tokens(t));
-        match &self.fast {
-            Some(f) => f.count_mixed(text, &slow),
-            None => slow(text),
-        }
+        self.counter.count(text)
     }
 }
 

@@ -3,7 +3,7 @@
 # (>= 10k chunks; built by scripts/bench-search.sh, which this runs first if it is missing):
 # with the daemon warm, cold without it, and `engine --version` in the same run (the process
 # start is the floor). Prints p50 / p95 per case.
-#   scripts/bench-hook.sh [INDEX_DIR]
+#   scripts/bench-hook.sh [INDEX_DIR]       (ENGINE_BENCH_QUERIES=a.jsonl:b.jsonl: other prompts)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 data="${ENGINE_DATASETS:-../shared/datasets}"
@@ -18,9 +18,16 @@ import json, os, subprocess, sys, tempfile, time
 
 exe, index, data = sys.argv[1], os.path.abspath(sys.argv[2]), sys.argv[3]
 queries = []
-for name in ("scifact", "cosqa-dev"):
-    with open(f"{data}/{name}/queries.jsonl") as f:
-        queries += [json.loads(l)["text"] for l in f][:60]
+if os.environ.get("ENGINE_BENCH_QUERIES"):
+    # Prompts that fit another index (scripts/bench-large.sh): queries.jsonl files, colon separated.
+    for path in os.environ["ENGINE_BENCH_QUERIES"].split(":"):
+        with open(path) as f:
+            queries += [json.loads(l)["text"] for l in f]
+    queries = queries[:120]
+else:
+    for name in ("scifact", "cosqa-dev"):
+        with open(f"{data}/{name}/queries.jsonl") as f:
+            queries += [json.loads(l)["text"] for l in f][:60]
 
 project = tempfile.mkdtemp(prefix="engine-hook-bench-")
 os.symlink(index, os.path.join(project, ".engine"))

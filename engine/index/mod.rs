@@ -137,7 +137,7 @@ pub fn build(
 
     let mut report = IndexReport::default();
     let t = Instant::now();
-    let scan = ingest::scan(source, &settings.index, Some(index_dir))?;
+    let mut scan = ingest::scan(source, &settings.index, Some(index_dir))?;
     report.files_scanned = scan.files_scanned;
     report.files_skipped = scan.skipped;
     report.warnings = scan.warnings;
@@ -209,56 +209,75 @@ pub fn build(
     meta.source = Some(source.clone());
     meta.changed = changed.iter().map(|&i| scan.documents[i].id.clone()).collect();
 
-    // Vectors kept: the previous rows minus dropped ones.
-    let (mut vids, mut data) = match &previous {
+    // Vectors kept: the previous rows (dropped ones tombstoned while a graph links to them), then
+    // the new chunks' cached ones: what the text generation holds. The newly embedded rows are
+    // appended to the same arrays later.
+    let dim = embedder.dimensions();
+    let (mut vids, mut data, graph_rows) = match &previous {
         Some(dir) => {
             let old = vector::VectorStore::open(dir, false, &settings.vector)?;
-            let mut vids = Vec::with_capacity(old.len());
-            let mut data = Vec::with_capacity(old.data.len());
-            for (i, v) in old.vids.iter().enumerate() {
-                if !dropped.contains(v) {
-                    vids.push(*v);
-                    data.extend_from_slice(old.row(i));
-                }
+            let graph_rows = old.graph_rows();
+            let (mut vids, mut data) = old.into_rows();
+            for v in vids.iter_mut().filter(|v| dropped.contains(v)) {
+                *v = vector::TOMBSTONE;
             }
-            (vids, data)
+            if graph_rows == 0 {
+                vector::VectorStore::compact(dim, &mut vids, &mut data);
+            }
+            (vids, data, graph_rows)
         }
-        None => (Vec::new(), Vec::new()),
+        None => (Vec::new(), Vec::new(), 0),
     };
     let mut cache = EmbedCache::open(index_dir, embedder.id(), embedder.dimensions())?;
-    let uncached: HashSet<u64> = new_chunks.iter().filter(|c| cache.get(&c.key).is_none()).map(|c| c.vid).collect();
-    // What the text generation holds: the kept vectors and the new chunks' cached ones.
-    let early = (!uncached.is_empty()).then(|| {
-        let (mut vids, mut data) = (vids.clone(), data.clone());
-        for c in new_chunks.iter().filter(|c| !uncached.contains(&c.vid)) {
-            vids.push(c.vid);
-            data.extend_from_slice(cache.get(&c.key).expect("cached"));
+    let mut uncached: HashSet<u64> = HashSet::new();
+    for c in &new_chunks {
+        match cache.get(&c.key) {
+            Some(v) => {
+                vids.push(c.vid);
+                data.extend_from_slice(v);
+            }
+            None => {
+                uncached.insert(c.vid);
+            }
         }
+    }
+    let early_meta = (!uncached.is_empty()).then(|| {
         let mut meta = meta.clone();
         for entry in meta.docs.values_mut() {
             entry.pending = entry.vids.iter().any(|v| uncached.contains(v));
         }
-        (vids, data, meta)
+        meta
     });
 
     // Embedding (the long pole) runs while tantivy indexes the same chunks on another thread,
-    // which then makes the text generation live.
-    let changed_ids: Vec<&str> =
-        changed.iter().map(|&i| scan.documents[i].id.as_str()).chain(removed.iter().map(String::as_str)).collect();
+    // which then makes the text generation live. That thread owns the documents' text and frees
+    // it when done, so the embedding phase holds only the chunks.
+    let changed_ids: Vec<String> = meta.changed.iter().cloned().chain(removed).collect();
+    let documents = std::mem::take(&mut scan.documents);
     let (bm25_result, embed_result) = std::thread::scope(|s| {
-        let bm25 = s.spawn(|| {
+        let (new_chunks, vids, data, text_dir, live) = (&new_chunks, &vids, &data, &text_dir, &live);
+        let previous = previous.as_deref();
+        let bm25 = s.spawn(move || {
             let t = Instant::now();
-            write_tantivy(previous.as_deref(), &text_dir, &changed_ids, &new_chunks, &scan.documents)?;
+            let changed: Vec<&str> = changed_ids.iter().map(String::as_str).collect();
+            write_tantivy(previous, text_dir, &changed, new_chunks, &documents)?;
+            drop(documents);
             let bm25_secs = t.elapsed().as_secs_f64();
-            if let Some((vids, data, mut meta)) = early {
-                // Exact vector search until the graph is built with every vector.
-                let config = crate::config::VectorConfig { exact_below: usize::MAX, ..settings.vector.clone() };
-                publish(index_dir, &text_dir, text_generation, &mut meta, &vids, &data, &config, live.as_deref())?;
+            if let Some(mut meta) = early_meta {
+                // The old graph while it still covers most rows, else exact search, until the
+                // full generation has every vector.
+                let plan = match previous {
+                    Some(from) if vector::VectorStore::graph_reusable(vids, graph_rows, 0.5) => {
+                        Graph::Over(from, graph_rows)
+                    }
+                    _ => Graph::Exact,
+                };
+                publish(index_dir, text_dir, text_generation, &mut meta, vids, data, plan, settings, live.as_deref())?;
             }
             Ok::<_, Error>((bm25_secs, started.elapsed().as_secs_f64()))
         });
         let t = Instant::now();
-        let embedded = embed_missing(&new_chunks, &mut cache, embedder, options);
+        let embedded = embed_missing(new_chunks, &mut cache, embedder, options);
         let embed_secs = t.elapsed().as_secs_f64();
         (bm25.join().expect("tantivy thread"), embedded.map(|n| (n, embed_secs)))
     });
@@ -280,15 +299,36 @@ pub fn build(
         store::link_tantivy(&text_dir.join(store::TANTIVY_DIR), &gen_dir.join(store::TANTIVY_DIR))?;
         (gen_dir, generation, Some(text_dir))
     };
-    for c in &new_chunks {
+    for c in new_chunks.iter().filter(|c| uncached.contains(&c.vid)) {
         vids.push(c.vid);
         data.extend_from_slice(cache.get(&c.key).expect("embedded above"));
     }
-    publish(index_dir, &gen_dir, generation, &mut meta, &vids, &data, &settings.vector, replaces.as_deref())?;
+    // The graph build needs room: the chunks' text and the cache are not needed any more.
+    drop((new_chunks, cache));
+    let plan = match &previous {
+        Some(from) if vector::VectorStore::graph_reusable(&vids, graph_rows, settings.vector.stale_max) => {
+            Graph::Over(from, graph_rows)
+        }
+        _ => {
+            vector::VectorStore::compact(dim, &mut vids, &mut data);
+            Graph::Build
+        }
+    };
+    publish(index_dir, &gen_dir, generation, &mut meta, &vids, &data, plan, settings, replaces.as_deref())?;
     report.seconds.vector = t.elapsed().as_secs_f64();
     report.seconds.searchable = if uncached.is_empty() { started.elapsed().as_secs_f64() } else { searchable_at };
     report.seconds.total = started.elapsed().as_secs_f64();
     Ok(report)
+}
+
+/// Where a generation's HNSW graph comes from.
+enum Graph<'a> {
+    /// The graph of this generation, over its first rows: linked, not rebuilt.
+    Over(&'a Path, usize),
+    /// Built over every row when there are enough of them (`[vector] exact_below`).
+    Build,
+    /// None: exact search (the text generation, until every vector is there).
+    Exact,
 }
 
 /// Writes a generation's vectors and metadata beside its tantivy index, makes it the live one,
@@ -301,13 +341,26 @@ fn publish(
     meta: &mut Meta,
     vids: &[u64],
     data: &[f32],
-    vector_config: &crate::config::VectorConfig,
+    graph: Graph,
+    settings: &Settings,
     replaces: Option<&Path>,
 ) -> Result<()> {
-    meta.graph = vector::VectorStore::write(gen_dir, meta.dimensions, vids, data, vector_config)?;
+    let dim = meta.dimensions;
+    meta.graph = match graph {
+        Graph::Over(from, rows) => {
+            vector::VectorStore::write_over(gen_dir, dim, vids, data, rows, from)?;
+            true
+        }
+        Graph::Build => vector::VectorStore::write(gen_dir, dim, vids, data, &settings.vector)?,
+        Graph::Exact => {
+            let exact = crate::config::VectorConfig { exact_below: usize::MAX, ..settings.vector.clone() };
+            vector::VectorStore::write(gen_dir, dim, vids, data, &exact)?
+        }
+    };
     meta.generation = generation;
     meta.chunks = meta.docs.values().map(|d| d.vids.len()).sum();
-    meta.vectors = (vids.len() < meta.chunks).then_some(vids.len());
+    let vectors = vids.iter().filter(|&&v| v != vector::TOMBSTONE).count();
+    meta.vectors = (vectors < meta.chunks).then_some(vectors);
     meta.updated_unix =
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
     let meta_json = serde_json::to_vec(&*meta).map_err(|e| Error::io("serialising meta", e.into()))?;
@@ -565,6 +618,60 @@ mod tests {
         let engine = Engine::open_lexical(index, Settings::default()).unwrap();
         let resp = engine.search_with(&SearchRequest::new(query, 5, crate::config::Mode::Bm25)).unwrap();
         resp.results.into_iter().map(|h| h.path).collect()
+    }
+
+    /// The live generation's vector store with its graph, and the graph file's inode.
+    fn live_vectors(index: &Path, settings: &Settings) -> (vector::VectorStore, u64) {
+        use std::os::unix::fs::MetadataExt;
+        let generation = store::current_generation(index).unwrap().unwrap();
+        let inode = std::fs::metadata(generation.join("graph.hnsw.graph")).unwrap().ino();
+        (vector::VectorStore::open(&generation, true, &settings.vector).unwrap(), inode)
+    }
+
+    #[test]
+    fn a_small_update_reuses_the_graph_and_a_large_one_rebuilds_it() {
+        let project = tempfile::tempdir().unwrap();
+        let index = project.path().join(".engine");
+        let source = Source::Dir(project.path().into());
+        let embedder = HashEmbedder::new(32);
+        let mut settings = Settings::default();
+        settings.vector.exact_below = 10;
+        let topics = ["sessions expire after an hour", "thumbnails are resized by a worker", "retries back off"];
+        for i in 0..40 {
+            let text = format!("# Note {i}\n\nNote {i}: {}.\n", topics[i % 3]);
+            std::fs::write(project.path().join(format!("n{i}.md")), text).unwrap();
+        }
+        build(&index, &source, &settings, &embedder, &Default::default()).unwrap();
+        let (before, graph) = live_vectors(&index, &settings);
+        assert_eq!(before.graph_rows(), before.len());
+
+        // One file edited: the graph files are the same (linked), the old row is a tombstone
+        // that search never returns, and the new row is found beside the graph.
+        let edited = "# Note 7\n\nNote 7: uploads are scanned for viruses.\n";
+        std::fs::write(project.path().join("n7.md"), edited).unwrap();
+        build(&index, &source, &settings, &embedder, &Default::default()).unwrap();
+        let (after, same) = live_vectors(&index, &settings);
+        assert_eq!(same, graph, "the graph was rebuilt for one edited file");
+        assert_eq!(after.len(), before.len() + 1);
+        assert_eq!(after.graph_rows(), before.len());
+        let query = embedder.embed_query(edited).unwrap();
+        let hits = after.search(&query, after.len());
+        assert_eq!(hits.len(), after.len() - 1, "every live row, and no tombstone");
+        assert_eq!(hits[0].0, after.len() - 1, "the new row comes first");
+        assert!(hits.iter().all(|&(row, _)| after.vids[row] != vector::TOMBSTONE));
+        let meta = live_meta(&index);
+        assert_eq!(meta.vectors, None, "every chunk has a vector");
+
+        // Half the files edited: past `stale_max`, so the graph is built again, compacted.
+        for i in (0..40).step_by(2) {
+            std::fs::write(project.path().join(format!("n{i}.md")), format!("# Note {i}\n\nRewritten {i}.\n")).unwrap();
+        }
+        build(&index, &source, &settings, &embedder, &Default::default()).unwrap();
+        let (rebuilt, other) = live_vectors(&index, &settings);
+        assert_ne!(other, graph);
+        assert_eq!(rebuilt.len(), 40);
+        assert_eq!(rebuilt.graph_rows(), 40);
+        assert!(rebuilt.vids.iter().all(|&v| v != vector::TOMBSTONE));
     }
 
     #[test]

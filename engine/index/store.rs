@@ -337,10 +337,12 @@ impl WriterLock {
 
 /// Embedding cache: (model id, hash of the embedded text) → vector. Append-only records of a
 /// 16-byte key and `dim` floats; a torn last record (a killed writer) is ignored on load.
+/// In memory the vectors sit in one flat array (no allocation per vector), read record by record.
 pub(crate) struct EmbedCache {
     path: PathBuf,
     dim: usize,
-    map: HashMap<[u8; 16], Vec<f32>>,
+    rows: HashMap<[u8; 16], u32>,
+    data: Vec<f32>,
     file: Option<std::fs::File>,
 }
 
@@ -352,38 +354,54 @@ pub(crate) fn text_key(text: &str) -> [u8; 16] {
 
 impl EmbedCache {
     pub fn open(index_dir: &Path, model_id: &str, dim: usize) -> Result<EmbedCache> {
+        use std::io::Read;
         let dir = index_dir.join("cache");
         std::fs::create_dir_all(&dir).ctx(|| format!("creating {}", dir.display()))?;
         let safe: String =
             model_id.chars().map(|c| if c.is_alphanumeric() || c == '-' || c == '.' { c } else { '_' }).collect();
         let path = dir.join(format!("{safe}.vec"));
+        let mut cache = EmbedCache { path, dim, rows: HashMap::new(), data: Vec::new(), file: None };
+        let Ok(file) = std::fs::File::open(&cache.path) else { return Ok(cache) };
         let record = 16 + dim * 4;
-        let mut map = HashMap::new();
-        if let Ok(bytes) = std::fs::read(&path) {
-            let whole = bytes.len() / record * record;
-            for r in bytes[..whole].chunks_exact(record) {
-                let key: [u8; 16] = r[..16].try_into().expect("16");
-                let v = r[16..].chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().expect("4"))).collect();
-                map.insert(key, v);
+        let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+        let whole = len / record as u64 * record as u64;
+        cache.data.reserve((whole / record as u64) as usize * dim);
+        let mut reader = std::io::BufReader::with_capacity(1 << 20, file.take(whole));
+        let mut buf = vec![0u8; record];
+        loop {
+            match reader.read_exact(&mut buf) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => break,
+                Err(e) => return Err(Error::io(format!("reading {}", cache.path.display()), e)),
             }
-            if whole != bytes.len() {
-                let f = std::fs::OpenOptions::new()
-                    .write(true)
-                    .open(&path)
-                    .ctx(|| format!("opening {}", path.display()))?;
-                f.set_len(whole as u64).ctx(|| format!("trimming {}", path.display()))?;
-            }
+            let key: [u8; 16] = buf[..16].try_into().expect("16");
+            let row = cache.push(&mut buf[16..].chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().expect("4"))));
+            cache.rows.insert(key, row);
         }
-        Ok(EmbedCache { path, dim, map, file: None })
+        if whole != len {
+            let f = std::fs::OpenOptions::new()
+                .write(true)
+                .open(&cache.path)
+                .ctx(|| format!("opening {}", cache.path.display()))?;
+            f.set_len(whole).ctx(|| format!("trimming {}", cache.path.display()))?;
+        }
+        Ok(cache)
     }
 
-    pub fn get(&self, key: &[u8; 16]) -> Option<&Vec<f32>> {
-        self.map.get(key)
+    fn push(&mut self, v: &mut dyn Iterator<Item = f32>) -> u32 {
+        let row = (self.data.len() / self.dim) as u32;
+        self.data.extend(v);
+        row
+    }
+
+    pub fn get(&self, key: &[u8; 16]) -> Option<&[f32]> {
+        let row = *self.rows.get(key)? as usize;
+        Some(&self.data[row * self.dim..(row + 1) * self.dim])
     }
 
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
-        self.map.len()
+        self.rows.len()
     }
 
     /// Appends new vectors (one write per batch).
@@ -407,7 +425,10 @@ impl EmbedCache {
         let file = self.file.as_mut().expect("opened above");
         file.write_all(&buf).ctx(|| format!("writing {}", self.path.display()))?;
         for (k, v) in items {
-            self.map.insert(k, v);
+            if !self.rows.contains_key(&k) && v.len() == self.dim {
+                let row = self.push(&mut v.into_iter());
+                self.rows.insert(k, row);
+            }
         }
         Ok(())
     }
@@ -429,7 +450,8 @@ mod tests {
         std::fs::write(&path, bytes).unwrap();
         let c = EmbedCache::open(dir.path(), "m/1", 2).unwrap();
         assert_eq!(c.len(), 2);
-        assert_eq!(c.get(&text_key("b")).unwrap(), &vec![3.0, 4.0]);
+        assert_eq!(c.get(&text_key("b")).unwrap(), [3.0, 4.0]);
+        assert!(c.get(&text_key("c")).is_none());
     }
 
     #[test]

@@ -3,8 +3,14 @@
 //! `[vector] exact_below`); larger ones through an HNSW graph (hnsw_rs, `DistDot`, built with
 //! parallel insertion and persisted next to the vectors).
 //!
-//! On disk (inside one index generation): `vectors.bin` — magic, dimension, count, the vector ids,
-//! then the rows — and, when a graph exists, hnsw_rs's `graph.hnsw.graph` / `graph.hnsw.data`.
+//! On disk (inside one index generation): `vectors.bin` — magic, dimension, count, how many rows
+//! the graph covers, the vector ids, then the rows — and, when a graph exists, hnsw_rs's
+//! `graph.hnsw.graph` / `graph.hnsw.data`.
+//!
+//! An update need not rebuild the graph: removed rows stay in place with the id [`TOMBSTONE`]
+//! (skipped by search), new rows are appended after the graph's and searched exactly, and the
+//! graph files are hard-linked from the previous generation, until `[vector] stale_max` of the
+//! rows are stale; then the rows are compacted and the graph is built again.
 
 use crate::config::VectorConfig;
 use crate::embed::dot;
@@ -14,7 +20,11 @@ use hnsw_rs::prelude::{DistDot, Hnsw, HnswIo};
 use std::io::Write;
 use std::path::Path;
 
-const MAGIC: &[u8; 8] = b"ENGVEC01";
+const MAGIC: &[u8; 8] = b"ENGVEC02";
+/// The format before graphs were reused: no graph row count (the graph, if any, covers every row).
+const MAGIC_V1: &[u8; 8] = b"ENGVEC01";
+/// The id of a removed row that a reused graph still links to.
+pub(crate) const TOMBSTONE: u64 = u64::MAX;
 /// Name of the vectors file inside a generation directory.
 pub const FILE: &str = "vectors.bin";
 const GRAPH: &str = "graph";
@@ -28,18 +38,32 @@ pub struct VectorStore {
     /// The rows, concatenated: `vids.len() × dim` floats.
     pub data: Vec<f32>,
     graph: Option<Hnsw<'static, f32, DistDot>>,
+    /// Rows `0..graph_rows` are in the graph (when there is one); the rest are searched exactly.
+    graph_rows: usize,
+    /// Rows with the id [`TOMBSTONE`].
+    dead: usize,
     ef_search: usize,
 }
 
 impl VectorStore {
     /// An empty store.
     pub fn empty(dim: usize) -> VectorStore {
-        VectorStore { dim, vids: Vec::new(), data: Vec::new(), graph: None, ef_search: 64 }
+        VectorStore { dim, vids: Vec::new(), data: Vec::new(), graph: None, graph_rows: 0, dead: 0, ef_search: 64 }
     }
 
-    /// Number of vectors.
+    /// Number of rows (removed ones a reused graph still holds included).
     pub fn len(&self) -> usize {
         self.vids.len()
+    }
+
+    /// How many rows the graph on disk covers (0: none).
+    pub(crate) fn graph_rows(&self) -> usize {
+        self.graph_rows
+    }
+
+    /// The ids and rows, for an update to build on.
+    pub(crate) fn into_rows(self) -> (Vec<u64>, Vec<f32>) {
+        (self.vids, self.data)
     }
 
     /// Whether the store holds no vector.
@@ -54,21 +78,9 @@ impl VectorStore {
     /// Writes `vectors.bin` (and the graph, when large enough) into `dir`, fsynced.
     /// Returns whether a graph was written.
     pub fn write(dir: &Path, dim: usize, vids: &[u64], data: &[f32], config: &VectorConfig) -> Result<bool> {
-        let path = dir.join(FILE);
-        let mut buf = Vec::with_capacity(24 + vids.len() * 8 + data.len() * 4);
-        buf.extend_from_slice(MAGIC);
-        buf.extend_from_slice(&(dim as u32).to_le_bytes());
-        buf.extend_from_slice(&(vids.len() as u64).to_le_bytes());
-        for v in vids {
-            buf.extend_from_slice(&v.to_le_bytes());
-        }
-        for x in data {
-            buf.extend_from_slice(&x.to_le_bytes());
-        }
-        let mut f = std::fs::File::create(&path).ctx(|| format!("creating {}", path.display()))?;
-        f.write_all(&buf).ctx(|| format!("writing {}", path.display()))?;
-        f.sync_all().ctx(|| format!("syncing {}", path.display()))?;
-        if vids.len() < config.exact_below {
+        let graph = vids.len() >= config.exact_below;
+        write_rows(dir, dim, vids, data, if graph { vids.len() } else { 0 })?;
+        if !graph {
             return Ok(false);
         }
         let graph = build_graph(dim, data, config);
@@ -82,6 +94,46 @@ impl VectorStore {
         Ok(true)
     }
 
+    /// Writes `vectors.bin` into `dir` over the graph of the generation `from`, which covers the
+    /// first `graph_rows` rows (unchanged but for tombstones), hard-linking its files.
+    pub(crate) fn write_over(
+        dir: &Path,
+        dim: usize,
+        vids: &[u64],
+        data: &[f32],
+        graph_rows: usize,
+        from: &Path,
+    ) -> Result<()> {
+        write_rows(dir, dim, vids, data, graph_rows)?;
+        for ext in ["hnsw.graph", "hnsw.data"] {
+            let name = format!("{GRAPH}.{ext}");
+            std::fs::hard_link(from.join(&name), dir.join(&name))
+                .ctx(|| format!("linking {} into {}", from.join(&name).display(), dir.display()))?;
+        }
+        Ok(())
+    }
+
+    /// Whether an update with these rows may keep a graph over the first `graph_rows`: few
+    /// enough rows are removed or outside it.
+    pub(crate) fn graph_reusable(vids: &[u64], graph_rows: usize, stale_max: f32) -> bool {
+        let dead = vids.iter().filter(|&&v| v == TOMBSTONE).count();
+        graph_rows > 0 && (dead + vids.len() - graph_rows) as f64 <= stale_max as f64 * vids.len() as f64
+    }
+
+    /// Drops tombstoned rows in place.
+    pub(crate) fn compact(dim: usize, vids: &mut Vec<u64>, data: &mut Vec<f32>) {
+        let mut kept = 0;
+        for row in 0..vids.len() {
+            if vids[row] != TOMBSTONE {
+                vids[kept] = vids[row];
+                data.copy_within(row * dim..(row + 1) * dim, kept * dim);
+                kept += 1;
+            }
+        }
+        vids.truncate(kept);
+        data.truncate(kept * dim);
+    }
+
     /// Loads the store of one generation.
     pub fn open(dir: &Path, with_graph: bool, config: &VectorConfig) -> Result<VectorStore> {
         let path = dir.join(FILE);
@@ -90,17 +142,25 @@ impl VectorStore {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(corrupt("missing")),
             read => read.ctx(|| format!("reading {}", path.display()))?,
         };
-        if bytes.len() < 20 || &bytes[..8] != MAGIC {
+        let v1 = bytes.len() >= 8 && &bytes[..8] == MAGIC_V1;
+        if bytes.len() < 28 || (&bytes[..8] != MAGIC && !v1) {
             return Err(corrupt("bad header"));
         }
         let dim = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes")) as usize;
         let n = u64::from_le_bytes(bytes[12..20].try_into().expect("8 bytes")) as usize;
-        if bytes.len() != 20 + n * 8 + n * dim * 4 {
+        let (graph_rows, start) = if v1 {
+            (if dir.join(format!("{GRAPH}.hnsw.graph")).is_file() { n } else { 0 }, 20)
+        } else {
+            (u64::from_le_bytes(bytes[20..28].try_into().expect("8 bytes")) as usize, 28)
+        };
+        if bytes.len() != start + n * 8 + n * dim * 4 || graph_rows > n {
             return Err(corrupt("truncated"));
         }
-        let vids =
-            bytes[20..20 + n * 8].chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8"))).collect();
-        let data = bytes[20 + n * 8..].chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().expect("4"))).collect();
+        let vids: Vec<u64> =
+            bytes[start..start + n * 8].chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8"))).collect();
+        let data =
+            bytes[start + n * 8..].chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().expect("4"))).collect();
+        let dead = vids.iter().filter(|&&v| v == TOMBSTONE).count();
         let graph = if with_graph {
             // hnsw_rs's loaded graph borrows its loader; the loader lives as long as the process
             // keeps this generation open (a few hundred bytes once the data is copied in).
@@ -113,26 +173,56 @@ impl VectorStore {
         } else {
             None
         };
-        Ok(VectorStore { dim, vids, data, graph, ef_search: config.ef_search })
+        Ok(VectorStore { dim, vids, data, graph, graph_rows, dead, ef_search: config.ef_search })
     }
 
     /// The `k` nearest rows to `query` as (row index, cosine), best first.
     pub fn search(&self, query: &[f32], k: usize) -> Vec<(usize, f32)> {
-        match &self.graph {
-            Some(g) => {
-                let mut hits: Vec<(usize, f32)> =
-                    g.search(query, k, self.ef_search.max(k)).into_iter().map(|n| (n.d_id, 1.0 - n.distance)).collect();
-                hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-                hits
-            }
-            None => self.search_exact(query, k),
-        }
+        let Some(g) = &self.graph else { return self.search_exact(query, k) };
+        // Removed rows still in the graph may take places: ask for as many more as could.
+        let want = k + self.dead.min(self.ef_search);
+        let mut hits: Vec<(usize, f32)> = g
+            .search(query, want, self.ef_search.max(want))
+            .into_iter()
+            .filter(|n| self.vids.get(n.d_id).is_some_and(|&v| v != TOMBSTONE))
+            .map(|n| (n.d_id, 1.0 - n.distance))
+            .collect();
+        hits.extend(self.scan(self.graph_rows..self.len(), query, k));
+        hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        hits.truncate(k);
+        hits
     }
 
     /// Exact top-k by a flat scan.
     pub fn search_exact(&self, query: &[f32], k: usize) -> Vec<(usize, f32)> {
-        top_k((0..self.len()).map(|i| (i, dot(self.row(i), query))), k)
+        self.scan(0..self.len(), query, k)
     }
+
+    fn scan(&self, rows: std::ops::Range<usize>, query: &[f32], k: usize) -> Vec<(usize, f32)> {
+        top_k(rows.filter(|&i| self.vids[i] != TOMBSTONE).map(|i| (i, dot(self.row(i), query))), k)
+    }
+}
+
+/// Writes `vectors.bin`, fsynced.
+fn write_rows(dir: &Path, dim: usize, vids: &[u64], data: &[f32], graph_rows: usize) -> Result<()> {
+    let path = dir.join(FILE);
+    let mut f = std::io::BufWriter::with_capacity(
+        1 << 20,
+        std::fs::File::create(&path).ctx(|| format!("creating {}", path.display()))?,
+    );
+    let mut put = |bytes: &[u8]| f.write_all(bytes).ctx(|| format!("writing {}", path.display()));
+    put(MAGIC)?;
+    put(&(dim as u32).to_le_bytes())?;
+    put(&(vids.len() as u64).to_le_bytes())?;
+    put(&(graph_rows as u64).to_le_bytes())?;
+    for v in vids {
+        put(&v.to_le_bytes())?;
+    }
+    for x in data {
+        put(&x.to_le_bytes())?;
+    }
+    let f = f.into_inner().map_err(|e| Error::io(format!("writing {}", path.display()), e.into_error()))?;
+    f.sync_all().ctx(|| format!("syncing {}", path.display()))
 }
 
 /// Top `k` by score (descending), ties by index, without sorting everything.
