@@ -269,7 +269,6 @@ pub fn run_index(
         Source::Beir(_) => index_dir.to_path_buf(),
     };
     let models = Models::locate(Some(&near))?;
-    return_freed_memory();
     let embedder = engine::embed::LazyOnnxEmbedder::new(models, settings.embed.clone());
     let terminal = std::io::stderr().is_terminal() && !quiet;
     let bar = terminal.then(|| {
@@ -298,19 +297,6 @@ pub fn run_index(
         b.finish_and_clear();
     }
     Ok(report)
-}
-
-/// glibc raises its mmap threshold each time a large block is freed, so ONNX Runtime's per-batch
-/// buffers (tens of MB each) move into heaps that are never given back, and an indexing run's
-/// RSS doubles. A fixed threshold hands them back when freed; two arenas keep the threads' heaps
-/// from multiplying it. Measured on click (1,746 chunks): peak RSS 962 MiB → 505 MiB.
-fn return_freed_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt only changes allocator tuning; both values are in glibc's documented range.
-    unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 128 * 1024);
-        libc::mallopt(libc::M_ARENA_MAX, 2);
-    }
 }
 
 fn highlight(text: &str, query: &str, color: bool) -> String {

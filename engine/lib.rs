@@ -47,6 +47,7 @@ pub mod models;
 pub mod rerank;
 pub mod serve;
 pub mod tier;
+pub mod transcript;
 
 mod abstain;
 mod builder;

@@ -10,6 +10,13 @@ cargo fmt --check
 # eval): a cycle between two of them fails here, naming the edges.
 python3 scripts/module-cycles.py
 cargo clippy --release --all-targets -- -D warnings
+# The shared Claude Code transcripts the memory tests read: beside the checkout, or the
+# machine's shared directory when the checkout is elsewhere (CI clones into a temporary one).
+if [ -z "${ENGINE_TRANSCRIPTS:-}" ]; then
+    for d in ../shared/transcripts /work/shared/transcripts; do
+        if [ -f "$d/short.jsonl" ]; then export ENGINE_TRANSCRIPTS="$(cd "$d" && pwd)"; break; fi
+    done
+fi
 cargo test --release
 # The library's examples, run for real with the fetched model (cargo test has built them).
 cargo run --release --quiet --example index_and_search

@@ -13,3 +13,4 @@ mod offline;
 mod rerank;
 mod search;
 mod secrets;
+mod transcript;

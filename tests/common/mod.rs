@@ -80,3 +80,17 @@ pub fn broken_models() -> tempfile::TempDir {
     }
     models
 }
+
+/// The shared Claude Code transcripts (`ENGINE_TRANSCRIPTS`, which `scripts/test.sh` sets): a
+/// missing directory fails the test that needs it rather than skipping it.
+pub fn transcripts() -> PathBuf {
+    let dir = std::env::var_os("ENGINE_TRANSCRIPTS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("../shared/transcripts"));
+    assert!(
+        dir.join("short.jsonl").is_file(),
+        "no transcripts in {} (set ENGINE_TRANSCRIPTS to the shared transcripts directory)",
+        dir.display()
+    );
+    dir
+}
