@@ -75,7 +75,7 @@ section! {
         /// Padded tokens per ONNX run at most: long texts go in smaller runs. A run's working
         /// memory grows with the square of its length, and ONNX Runtime's arena keeps the largest
         /// run's: measured peak RSS indexing 419 code chunks, 970 MB at 4096 (16 × 256 tokens),
-        /// 570 MB at 2048, 362 MB at 1024, at the same speed.
+        /// 570 MB at 2048, 396 MB at 1024, at the same speed.
         batch_tokens: usize = 1024,
         /// Tokens the model sees per text; longer texts are truncated.
         max_length: usize = 256,

@@ -77,12 +77,12 @@ if [ ! -f "$work/first.json" ]; then
     mv "$work/first.json.tmp" "$work/first.json"
 fi
 
-# 3. The raw embedder on every 5th chunk of the same index, as indexing embeds them.
+# 3. The raw embedder on every 10th chunk of the same index, as indexing embeds them.
 if [ ! -f "$work/raw.txt" ]; then
     "$exe" export --index "$index" | python3 -c '
 import json, sys
 for i, line in enumerate(sys.stdin):
-    if i % 5 == 0:
+    if i % 10 == 0:
         c = json.loads(line)
         print(json.dumps({"title": c["title"], "text": c["text"]}))' >"$work/sample.jsonl"
     ENGINE_BENCH_TEXTS="$work/sample.jsonl" cargo bench --quiet --bench embed 2>/dev/null | tee "$work/raw.txt"
@@ -139,6 +139,7 @@ for k, v in rows:
     print(f"| {k} | {v} |")
 print()
 print("first index, seconds per stage:", {k: round(v, 1) for k, v in s.items()})
+print("one-file edit, seconds per stage:", {k: round(v, 2) for k, v in report["seconds"].items()})
 PY
 
 # 5. HNSW recall and in-process search latency on this index, then the hook with the daemon warm.
