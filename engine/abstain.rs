@@ -59,7 +59,8 @@ pub(crate) fn calibrate(
         return None;
     }
     let probability = probability(evidence, conversational, config);
-    let answers = probability >= config.threshold;
+    let memory = hits.first().is_some_and(|h| h.kind == "memory");
+    let answers = probability >= if memory { config.memory_threshold } else { config.threshold };
     let mut files: Vec<String> = Vec::new();
     for (i, h) in hits.iter_mut().enumerate() {
         let rank = files.iter().position(|f| *f == h.doc).unwrap_or_else(|| {

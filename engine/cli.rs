@@ -14,6 +14,8 @@ use std::io::IsTerminal;
 use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 
+mod memory;
+
 #[derive(Debug, Parser)]
 #[command(name = "engine", version, about = "Local, offline hybrid semantic search")]
 pub struct Cli {
@@ -155,6 +157,9 @@ pub enum Command {
         #[command(subcommand)]
         action: ConfigAction,
     },
+    /// Project memory: the records under .claude/memory/ (add, list, show, edit, delete, stats,
+    /// gc, export, import, capture from a transcript).
+    Memory(memory::MemoryArgs),
     /// Embed texts with the local model and print their cosine similarities (a model check).
     Embed {
         /// Texts to embed.
@@ -526,13 +531,24 @@ fn eval_golden(
                 modes.push(mode);
             }
         }
+        set.prepare(&settings.capture)?;
         let dir = cache_index_dir("golden", &set.corpus);
         run_index(&dir, &Source::Dir(std::path::absolute(&set.corpus)?), settings, false, true)?;
         let engine = Engine::builder(&dir).settings(settings.clone()).bm25_fallback().open()?;
         if opts.features.is_some() {
             feature_lines.extend(golden::features(&engine, &set)?);
         }
-        let report = golden::run(&engine, &set, split, &modes)?;
+        // A set judged by fact has no ranking to score, only what the hook gives.
+        let report = if set.by_fact() {
+            engine::eval::Report {
+                dataset: set.name.clone(),
+                split: split.as_str().into(),
+                queries: 0,
+                runs: Vec::new(),
+            }
+        } else {
+            golden::run(&engine, &set, split, &modes)?
+        };
         let hook = golden::hook_quality(&engine, &set, split)?;
         let mut lines = vec![format!("{} ({}): {hook}", set.name, split.as_str())];
         if split == Split::All {
@@ -552,7 +568,9 @@ fn eval_golden(
         if let (Some(l), Split::All) = (&limits, split) {
             checks.extend(golden::gate(&set.name, &report, &hook, l));
         }
-        reports.push(report);
+        if !set.by_fact() {
+            reports.push(report);
+        }
     }
     if let Some(path) = &opts.features {
         let text: String = feature_lines.iter().map(|v| format!("{v}\n")).collect();
@@ -806,6 +824,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             }
             Ok(0)
         }
+        Command::Memory(args) => memory::run(&cli.config, args),
         Command::Embed { texts, batch_size } => {
             let flags = SettingsLayer { embed: EmbedLayer { batch_size, ..Default::default() }, ..Default::default() };
             let settings = settings_from(&cli.config, flags)?;

@@ -193,6 +193,9 @@ section! {
         candidates_extra: usize = 10,
         /// Characters of a hit's snippet (the lines around the query's words).
         snippet_chars: usize = 240,
+        /// Score factor of a memory record another record supersedes (`supersedes`, or a newer
+        /// record of the same category and title): the newer one ranks first.
+        superseded_factor: f32 = 0.5,
     }
 }
 
@@ -348,6 +351,12 @@ section! {
         /// Probability below which the engine says nothing: the fit's threshold keeps 96% of
         /// the prompts that have an answer.
         threshold: f32 = 0.21,
+        /// The threshold when the best hit is a memory record: records are short notes written
+        /// in other words than a later prompt, so the same evidence means more. The same rule
+        /// (keep 96% of the prompts that have an answer) on the dev halves of the two memory
+        /// sets (golden/memory, golden/transcripts); held-out and leave-one-set-out figures in
+        /// the README ("Memory").
+        memory_threshold: f32 = 0.074,
         /// The best hit is "high" only at this probability and when it covers this share of
         /// the query's term weight itself.
         high_probability: f32 = 0.5,
@@ -437,6 +446,48 @@ section! {
         digest_records: usize = 8,
         /// …within this many characters.
         digest_max_chars: usize = 3000,
+        /// A session's own record or compaction summary shows this many characters of itself
+        /// (other records show `[context] summary_chars`).
+        digest_session_chars: usize = 900,
+    }
+}
+
+section! {
+    /// Memory capture from transcripts (`PreCompact`, `SessionEnd`, `engine memory capture`).
+    CaptureConfig / CaptureLayer {
+        /// Capture on `PreCompact` and `SessionEnd`.
+        enabled: bool = true,
+        /// Titles of captured records are cut to this many characters.
+        title_chars: usize = 100,
+        /// A session record lists this many prompts…
+        session_prompts: usize = 12,
+        /// …each cut to this many characters…
+        prompt_chars: usize = 240,
+        /// …this many files per list…
+        session_files: usize = 20,
+        /// …this many commands…
+        session_commands: usize = 15,
+        /// …and this many errors.
+        session_errors: usize = 10,
+        /// At most this many decision and convention records per capture.
+        max_statements: usize = 30,
+        /// Keep the last this many recaps (long list-like assistant messages) of a session.
+        max_recaps: usize = 3,
+        /// Findings (explaining sentences of the assistant) per notes record.
+        notes_per_record: usize = 12,
+    }
+}
+
+section! {
+    /// `engine memory gc`.
+    MemoryConfig / MemoryLayer {
+        /// Records of the same category whose words overlap this much (Jaccard) are near
+        /// duplicates; gc keeps the newest.
+        near_duplicate: f32 = 0.8,
+        /// gc removes `session` records older than this many days (0: never).
+        session_max_age_days: u64 = 90,
+        /// gc removes `bugfix` records older than this many days (0: never).
+        bugfix_max_age_days: u64 = 365,
     }
 }
 
@@ -522,6 +573,8 @@ settings! {
     abstain: AbstainConfig / AbstainLayer,
     context: ContextConfig / ContextLayer,
     hook: HookConfig / HookLayer,
+    capture: CaptureConfig / CaptureLayer,
+    memory: MemoryConfig / MemoryLayer,
 }
 
 /// Removes section `name` from a parsed file; a value that is not a table is a warning.
@@ -771,6 +824,7 @@ impl Validate for Bm25Config {
 
 impl Validate for SearchConfig {
     fn check(&self, c: &mut Check) {
+        c.float("superseded_factor", self.superseded_factor, 0.0..=1.0);
         c.int("k", self.k, bounds::K);
         c.int("top_n", self.top_n, bounds::TOP_N);
         c.int("candidates_factor", self.candidates_factor, 1..=100);
@@ -854,6 +908,7 @@ impl Validate for AbstainConfig {
         }
         for (key, value) in [
             ("threshold", self.threshold),
+            ("memory_threshold", self.memory_threshold),
             ("high_probability", self.high_probability),
             ("high_coverage", self.high_coverage),
             ("cosine_without_model", self.cosine_without_model),
@@ -898,6 +953,34 @@ impl Validate for HookConfig {
         c.int("idle_timeout_s", self.idle_timeout_s, bounds::IDLE_TIMEOUT_S);
         c.int("digest_records", self.digest_records, bounds::COUNT);
         c.int("digest_max_chars", self.digest_max_chars, bounds::CHARS);
+        c.int("digest_session_chars", self.digest_session_chars, bounds::CHARS);
+    }
+}
+
+impl Validate for CaptureConfig {
+    fn check(&self, c: &mut Check) {
+        for (key, value) in [("title_chars", self.title_chars), ("prompt_chars", self.prompt_chars)] {
+            c.int(key, value, bounds::CHARS);
+        }
+        for (key, value) in [
+            ("session_prompts", self.session_prompts),
+            ("session_files", self.session_files),
+            ("session_commands", self.session_commands),
+            ("session_errors", self.session_errors),
+            ("max_statements", self.max_statements),
+            ("max_recaps", self.max_recaps),
+        ] {
+            c.int(key, value, bounds::COUNT);
+        }
+        c.int("notes_per_record", self.notes_per_record, 1..=100);
+    }
+}
+
+impl Validate for MemoryConfig {
+    fn check(&self, c: &mut Check) {
+        c.float("near_duplicate", self.near_duplicate, 0.0..=1.0);
+        c.int("session_max_age_days", self.session_max_age_days, 0..=36_500);
+        c.int("bugfix_max_age_days", self.bugfix_max_age_days, 0..=36_500);
     }
 }
 

@@ -110,9 +110,14 @@ pub struct Hit {
 }
 
 impl Hit {
-    /// Whether two hits are windows of the same document sharing a line.
+    /// Whether two hits are windows of the same document sharing a line. The pieces of one long
+    /// memory record share its lines (the record is one JSON string) but not their text: they
+    /// are parts, not windows of each other.
     pub(crate) fn overlaps(&self, other: &Hit) -> bool {
-        self.doc == other.doc && self.start_line <= other.end_line && other.start_line <= self.end_line
+        self.doc == other.doc
+            && self.start_line <= other.end_line
+            && other.start_line <= self.end_line
+            && !(self.kind == "memory" && self.id != other.id)
     }
 }
 

@@ -4,6 +4,7 @@
 //! no model, a passed deadline — it exits 0 with no stdout (or a BM25-only answer that was ready in
 //! time) and one line on stderr saying why. The warm path asks the daemon ([`crate::serve`]).
 
+use crate::atomic::write_atomic;
 use crate::config::Settings;
 use crate::error::Result;
 use crate::prompt::{gate, project_settings, prompt_context, reindex, Gate};
@@ -45,6 +46,13 @@ pub struct Payload {
     pub source: Option<String>,
     /// The tool's arguments (`PostToolUse`): the edited path is `file_path` or `path` (`Null`: absent).
     pub tool_input: Value,
+    /// The session's id.
+    pub session_id: Option<String>,
+    /// The session's transcript (`PreCompact`, `SessionEnd`).
+    pub transcript_path: Option<PathBuf>,
+    /// Why the session ended (`SessionEnd`: `clear`, `logout`, `prompt_input_exit`…) or what
+    /// started a compaction (`PreCompact`: `manual`, `auto`).
+    pub reason: Option<String>,
 }
 
 /// Parses the event JSON; the error says what is wrong.
@@ -71,6 +79,9 @@ pub fn parse(input: &[u8]) -> std::result::Result<Payload, String> {
         cwd: string("cwd")?.map(PathBuf::from),
         source: string("source")?,
         tool_input: v["tool_input"].clone(),
+        session_id: string("session_id")?,
+        transcript_path: string("transcript_path")?.map(PathBuf::from),
+        reason: string("reason")?.or(string("trigger")?),
         event,
     })
 }
@@ -127,6 +138,14 @@ pub fn run(input: &[u8], plain: bool) -> Outcome {
     };
     let found = crate::index::store::find_index(&cwd);
     let Some(index) = found.index else {
+        if matches!(payload.event.as_str(), "PreCompact" | "SessionEnd") {
+            // No index yet: the records are still worth keeping, in a project of one's own.
+            let home = std::env::var_os("HOME").map(PathBuf::from);
+            return match auto_index_root(&cwd, home.as_deref()) {
+                Some(root) => on_capture(&payload, &root, None, &Settings::default()),
+                None => Outcome::quiet(format!("no project of yours at or above {}; nothing captured", cwd.display())),
+            };
+        }
         if payload.event == "SessionStart" && found.distrusted.is_empty() {
             if let Some(started) = first_run(&cwd) {
                 return started;
@@ -144,6 +163,10 @@ pub fn run(input: &[u8], plain: bool) -> Outcome {
         "UserPromptSubmit" => on_prompt(&payload, &index, settings),
         "SessionStart" => on_session_start(&payload, &index, &settings),
         "PostToolUse" => on_tool_use(&payload, &index),
+        "PreCompact" | "SessionEnd" => {
+            let root = index.parent().unwrap_or(&index).to_path_buf();
+            on_capture(&payload, &root, Some(&index), &settings)
+        }
         _ => return Outcome::default(),
     };
     // Handlers give the context itself; Claude Code reads it wrapped in its JSON.
@@ -315,6 +338,37 @@ fn auto_index_root(cwd: &Path, home: Option<&Path>) -> Option<PathBuf> {
     (std::fs::metadata(root).ok()?.uid() == me).then(|| root.to_path_buf())
 }
 
+/// `PreCompact` and `SessionEnd`: memory records from the transcript ([`crate::capture`]), then a
+/// detached incremental reindex so the next prompts and sessions find them.
+fn on_capture(payload: &Payload, root: &Path, index: Option<&Path>, settings: &Settings) -> Outcome {
+    if !settings.capture.enabled {
+        return Outcome::default();
+    }
+    let Some(transcript) = &payload.transcript_path else {
+        return Outcome::quiet(format!("{} without a transcript_path; nothing captured", payload.event));
+    };
+    let trigger = if payload.event == "PreCompact" {
+        crate::capture::Trigger::PreCompact
+    } else {
+        crate::capture::Trigger::SessionEnd
+    };
+    match crate::capture::capture(transcript, root, trigger, payload.reason.as_deref(), &settings.capture) {
+        Ok(r) if r.written + r.updated == 0 => Outcome::default(),
+        Ok(r) => {
+            if let Some(index) = index {
+                reindex_detached(index);
+            }
+            Outcome::quiet(format!(
+                "captured {} new and {} updated memory records from {}",
+                r.written,
+                r.updated,
+                transcript.display()
+            ))
+        }
+        Err(e) => Outcome::quiet(format!("capture failed: {e}")),
+    }
+}
+
 fn on_session_start(payload: &Payload, index: &Path, settings: &Settings) -> Outcome {
     let source = payload.source.as_deref().unwrap_or("startup");
     let root = index.parent().unwrap_or(index).to_path_buf();
@@ -331,7 +385,8 @@ fn on_session_start(payload: &Payload, index: &Path, settings: &Settings) -> Out
         }
         Err(e) => notes.push(format!("reindex skipped: {e}")),
     }
-    match session_digest(index, &root, settings, source != "clear") {
+    let source = Source::parse(source);
+    match session_digest(index, &root, settings, source, payload.session_id.as_deref()) {
         Ok(digest) => answer(digest, notes),
         Err(e) => {
             notes.push(e.to_string());
@@ -340,31 +395,87 @@ fn on_session_start(payload: &Payload, index: &Path, settings: &Settings) -> Out
     }
 }
 
-/// The session digest: the latest decisions and conventions from memory records, and (unless
-/// `changes` is false, for `clear`) the files that changed since the last session started.
-pub(crate) fn session_digest(index: &Path, root: &Path, settings: &Settings, changes: bool) -> Result<Option<String>> {
+/// Why a session started, as `SessionStart` says; it decides what the digest holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Source {
+    /// A new session: the last session's record, project knowledge, files changed since.
+    Startup,
+    /// A resumed session: its own records, files changed since.
+    Resume,
+    /// Right after a compaction: what was captured from this session before it, then project
+    /// knowledge.
+    Compact,
+    /// After `/clear`: project knowledge only.
+    Clear,
+}
+
+impl Source {
+    /// Unknown and missing sources are taken as `startup`.
+    pub(crate) fn parse(s: &str) -> Source {
+        match s {
+            "resume" => Source::Resume,
+            "compact" => Source::Compact,
+            "clear" => Source::Clear,
+            _ => Source::Startup,
+        }
+    }
+}
+
+/// The session digest, chosen by `source`: records of the last (`startup`) or this session
+/// (`resume`, `compact`), then project knowledge (the `[hook] digest_categories`, newest first),
+/// then the files changed since the last session started (`startup`, `resume`). Superseded
+/// records are left out; the whole stays within `[hook] digest_max_chars`.
+pub(crate) fn session_digest(
+    index: &Path,
+    root: &Path,
+    settings: &Settings,
+    source: Source,
+    session_id: Option<&str>,
+) -> Result<Option<String>> {
+    use crate::memory::{category, MemoryStore, Stored};
     let config = &settings.hook;
     let meta = crate::index::store::read_meta(
         &crate::index::store::current_generation(index)?
             .ok_or_else(|| crate::Error::IndexMissing { path: index.to_path_buf() })?,
     )?;
-    // Memory records, newest file first.
-    let mut records: Vec<(std::time::SystemTime, String, crate::record::Record)> = Vec::new();
-    for (id, doc) in &meta.docs {
-        if doc.kind != crate::ingest::Kind::Memory {
-            continue;
+    let all = MemoryStore::at_root(root).load()?;
+    let gone = crate::memory::superseded(&all);
+    let mut live: Vec<&Stored> = all.iter().filter(|s| !gone.contains(&s.record.id)).collect();
+    live.sort_by(|a, b| b.record.created.cmp(&a.record.created).then(a.path.cmp(&b.path)));
+    let is_session = |s: &&Stored| s.record.category == category::SESSION;
+    let of_this = |s: &&Stored| session_id.is_some() && s.record.session_id.as_deref() == session_id;
+    // Within a session's records: what it did, what the model summed up, what it decided.
+    let rank = |s: &Stored| match s.record.category.as_str() {
+        category::SESSION => 0,
+        category::SUMMARY => 1,
+        category::DECISION => 2,
+        category::CONVENTION => 3,
+        category::BUGFIX => 4,
+        _ => 5,
+    };
+    let mut picked: Vec<&Stored> = Vec::new();
+    match source {
+        Source::Startup => picked.extend(live.iter().find(|s| is_session(s) && !of_this(s))),
+        Source::Resume | Source::Compact => {
+            let mut own: Vec<&Stored> = live.iter().copied().filter(of_this).collect();
+            own.sort_by_key(|s| rank(s));
+            picked.extend(own);
         }
-        let path = root.join(&doc.path);
-        let (Ok(text), Ok(m)) = (std::fs::read_to_string(&path), std::fs::metadata(&path)) else { continue };
-        let modified = m.modified().unwrap_or(std::time::UNIX_EPOCH);
-        for r in crate::record::parse(&text).unwrap_or_default() {
-            let category = r.category.as_deref().unwrap_or("");
-            if config.digest_categories.iter().any(|c| c.eq_ignore_ascii_case(category)) {
-                records.push((modified, id.clone(), r));
-            }
-        }
+        Source::Clear => {}
     }
-    records.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    if source != Source::Resume {
+        let taken: std::collections::HashSet<&str> = picked.iter().map(|p| p.record.id.as_str()).collect();
+        let knowledge: Vec<&Stored> = live
+            .iter()
+            .copied()
+            .filter(|s| {
+                config.digest_categories.iter().any(|c| c.eq_ignore_ascii_case(&s.record.category))
+                    && !taken.contains(s.record.id.as_str())
+            })
+            .take(config.digest_records)
+            .collect();
+        picked.extend(knowledge);
+    }
     let c = &settings.context;
     const OPEN: &str = "<memory-context kind=\"session\">\n";
     const CLOSE: &str = "</memory-context>\n";
@@ -372,20 +483,29 @@ pub(crate) fn session_digest(index: &Path, root: &Path, settings: &Settings, cha
     let chars = |s: &str| s.chars().count();
     let mut used = chars(OPEN) + chars(CLOSE);
     let mut body = String::new();
-    for (_, path, r) in records.iter().take(config.digest_records) {
-        let title = r.title.as_deref().unwrap_or(path);
+    let changes = matches!(source, Source::Startup | Source::Resume);
+    let room = if changes { config.digest_max_chars * 3 / 4 } else { config.digest_max_chars };
+    for s in picked {
+        let r = &s.record;
+        let path = s.path.strip_prefix(root).unwrap_or(&s.path).to_string_lossy();
+        // A session or summary record is the story of a session: more of it is worth showing.
+        let size = if matches!(r.category.as_str(), category::SESSION | category::SUMMARY) {
+            config.digest_session_chars
+        } else {
+            c.summary_chars
+        };
         // Secrets go before the summary cuts the content (a cut token no longer matches).
-        let content = crate::tier::visible(r.content.as_deref().unwrap_or(""), false);
-        let summary = crate::tier::summary(&content, c.summary_chars);
+        let content = crate::tier::visible(&r.content, false);
+        let summary = crate::tier::summary(&content, size);
         let line = format!(
             "<memory-compact category=\"{}\" path=\"{}\" title=\"{}\">{}</memory-compact>\n",
-            crate::tier::clean(r.category.as_deref().unwrap_or(""), c.tag_chars, false),
-            crate::tier::clean(path, c.path_chars, false),
-            crate::tier::clean(title, c.title_chars, false),
-            crate::tier::clean(&summary, c.summary_chars, false),
+            crate::tier::clean(&r.category, c.tag_chars, false),
+            crate::tier::clean(&path, c.path_chars, false),
+            crate::tier::clean(&r.title, c.title_chars, false),
+            crate::tier::clean(&summary, size, false),
         );
-        if used + chars(&line) > config.digest_max_chars * 3 / 4 {
-            break;
+        if used + chars(&line) > room {
+            continue;
         }
         used += chars(&line);
         body.push_str(&line);
@@ -442,8 +562,13 @@ fn changed_since_last_session(index: &Path, meta: &crate::index::store::Meta) ->
 }
 
 /// The hook entries `engine hook install` adds: (event, matcher, timeout in seconds).
-pub(crate) const ENTRIES: [(&str, Option<&str>, u64); 3] =
-    [("UserPromptSubmit", None, 5), ("SessionStart", None, 30), ("PostToolUse", Some("Edit|Write|MultiEdit"), 5)];
+pub(crate) const ENTRIES: [(&str, Option<&str>, u64); 5] = [
+    ("UserPromptSubmit", None, 5),
+    ("SessionStart", None, 30),
+    ("PostToolUse", Some("Edit|Write|MultiEdit"), 5),
+    ("PreCompact", None, 30),
+    ("SessionEnd", None, 30),
+];
 
 /// Ends every command install writes. Claude Code runs hook commands through a shell, which takes
 /// it for a comment; install and uninstall know their own entries by it, whatever the binary is
@@ -520,50 +645,6 @@ fn render(value: &Value, old_text: Option<&str>) -> String {
         text.push('\n');
     }
     text
-}
-
-/// `path` with symlinks followed to the file they name (even one that does not exist yet), so a
-/// write replaces that file and the link stays a link (dotfile managers link settings.json).
-fn resolve_links(path: &Path) -> PathBuf {
-    let mut p = path.to_path_buf();
-    // The kernel gives up after 40 links too; reading such a path then fails with its error.
-    for _ in 0..40 {
-        let Ok(next) = std::fs::read_link(&p) else { break };
-        p = match p.parent() {
-            Some(dir) => dir.join(next),
-            None => next,
-        };
-    }
-    p
-}
-
-/// Replaces the file `path` leads to with `bytes`, atomically: a temporary file in the same
-/// directory (so the rename cannot cross file systems), synced, renamed over it. The file keeps
-/// its permissions. On failure the temporary file is removed and the file is left as it was.
-fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let target = resolve_links(path);
-    let dir = match target.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    std::fs::create_dir_all(&dir).map_err(|e| crate::Error::io(format!("creating {}", dir.display()), e))?;
-    let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    // The pid keeps two installs running at once from writing into one temporary file.
-    let tmp = dir.join(format!("{name}.{}.tmp", std::process::id()));
-    let written = (|| {
-        use std::io::Write;
-        let mut f = std::fs::File::create(&tmp)?;
-        if let Ok(m) = std::fs::metadata(&target) {
-            f.set_permissions(m.permissions())?;
-        }
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, &target)
-    })();
-    written.map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        crate::Error::io(format!("writing {}", target.display()), e)
-    })
 }
 
 /// Where install keeps the user's file as it was: `settings.json.bak` next to the path given.
@@ -725,7 +806,7 @@ mod tests {
         std::fs::write(&path, serde_json::to_string_pretty(&original).unwrap()).unwrap();
         let exe = Path::new("/opt/bin/engine");
         let r = install(&path, exe).unwrap();
-        assert_eq!(r.changed, ["UserPromptSubmit", "SessionStart", "PostToolUse"]);
+        assert_eq!(r.changed, ["UserPromptSubmit", "SessionStart", "PostToolUse", "PreCompact", "SessionEnd"]);
         let backup = r.backup.unwrap();
         assert_eq!(serde_json::from_str::<Value>(&std::fs::read_to_string(backup).unwrap()).unwrap(), original);
         let v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
@@ -739,7 +820,7 @@ mod tests {
         assert_eq!(serde_json::from_str::<Value>(&std::fs::read_to_string(&path).unwrap()).unwrap(), v);
         // Uninstall: back to the original.
         let r = uninstall(&path).unwrap();
-        assert_eq!(r.changed.len(), 3);
+        assert_eq!(r.changed.len(), 5);
         assert_eq!(serde_json::from_str::<Value>(&std::fs::read_to_string(&path).unwrap()).unwrap(), original);
         // Broken JSON is never overwritten.
         std::fs::write(&path, "{ not json").unwrap();
@@ -777,7 +858,7 @@ mod tests {
         let path = dir.path().join("settings.json");
         std::fs::write(&path, ORIGINAL).unwrap();
         let r = install(&path, Path::new("/opt/tools/eng2")).unwrap();
-        assert_eq!(r.changed, ["UserPromptSubmit", "SessionStart", "PostToolUse"]);
+        assert_eq!(r.changed, ["UserPromptSubmit", "SessionStart", "PostToolUse", "PreCompact", "SessionEnd"]);
         let backup = r.backup.unwrap();
         assert_eq!(backup, dir.path().join("settings.json.bak"));
         let installed = std::fs::read_to_string(&path).unwrap();
@@ -794,7 +875,7 @@ mod tests {
         }
         assert_eq!(std::fs::read_to_string(&backup).unwrap(), ORIGINAL);
         let r = uninstall(&path).unwrap();
-        assert_eq!(r.changed, ["UserPromptSubmit", "SessionStart", "PostToolUse"]);
+        assert_eq!(r.changed, ["UserPromptSubmit", "SessionStart", "PostToolUse", "PreCompact", "SessionEnd"]);
         assert_eq!(r.backup, None);
         assert_eq!(std::fs::read_to_string(&path).unwrap(), ORIGINAL, "uninstall restores the file exactly");
         assert_eq!(uninstall(&path).unwrap().changed, Vec::<String>::new());
@@ -817,13 +898,13 @@ mod tests {
         ]}});
         std::fs::write(&path, serde_json::to_string_pretty(&old).unwrap()).unwrap();
         let r = install(&path, Path::new("/opt/eng2")).unwrap();
-        assert_eq!(r.changed, ["SessionStart", "PostToolUse"]);
+        assert_eq!(r.changed, ["SessionStart", "PostToolUse", "PreCompact", "SessionEnd"]);
         assert_eq!(r.backup, None, "the file held an entry of ours: not a backup of the user's file");
         assert_eq!(std::fs::read_to_string(&bak).unwrap(), "the user's original\n");
         let v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         assert_eq!(v["hooks"]["UserPromptSubmit"].as_array().unwrap().len(), 1, "{v}");
         // Uninstall removes the old-style entry and the new ones alike.
-        assert_eq!(uninstall(&path).unwrap().changed.len(), 3);
+        assert_eq!(uninstall(&path).unwrap().changed.len(), 5);
         assert_eq!(
             serde_json::from_str::<Value>(&std::fs::read_to_string(&path).unwrap()).unwrap(),
             serde_json::json!({})

@@ -35,6 +35,7 @@
 //! and its daemon ([`hook`], [`serve`]) that the `engine` binary runs.
 #![warn(missing_docs)]
 
+pub mod capture;
 pub mod chunk;
 pub mod config;
 pub mod embed;
@@ -43,6 +44,7 @@ pub mod eval;
 pub mod hook;
 pub mod index;
 pub mod ingest;
+pub mod memory;
 pub mod models;
 pub mod rerank;
 pub mod serve;
@@ -50,6 +52,7 @@ pub mod tier;
 pub mod transcript;
 
 mod abstain;
+mod atomic;
 mod builder;
 mod fuse;
 mod hit;

@@ -19,18 +19,19 @@ pub(crate) struct Record {
 
 /// Parses a file's records; `None` when the file is not memory records at all.
 pub fn parse(text: &str) -> Option<Vec<Record>> {
-    let is_record = |r: &Record| r.content.is_some() || r.title.is_some();
-    if let Ok(one) = serde_json::from_str::<Record>(text) {
+    parse_as(text, |r: &Record| r.content.is_some() || r.title.is_some())
+}
+
+/// Parses a file of records of type `T` (one, an array, or one per line), each of which must
+/// pass `is_record`; `None` when the file is not such records.
+pub(crate) fn parse_as<T: serde::de::DeserializeOwned>(text: &str, is_record: impl Fn(&T) -> bool) -> Option<Vec<T>> {
+    if let Ok(one) = serde_json::from_str::<T>(text) {
         return is_record(&one).then(|| vec![one]);
     }
-    if let Ok(many) = serde_json::from_str::<Vec<Record>>(text) {
-        return (!many.is_empty() && many.iter().all(is_record)).then_some(many);
+    if let Ok(many) = serde_json::from_str::<Vec<T>>(text) {
+        return (!many.is_empty() && many.iter().all(&is_record)).then_some(many);
     }
-    let lines: Vec<Record> = text
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(serde_json::from_str::<Record>)
-        .collect::<Result<_, _>>()
-        .ok()?;
-    (!lines.is_empty() && lines.iter().all(is_record)).then_some(lines)
+    let lines: Vec<T> =
+        text.lines().filter(|l| !l.trim().is_empty()).map(serde_json::from_str::<T>).collect::<Result<_, _>>().ok()?;
+    (!lines.is_empty() && lines.iter().all(&is_record)).then_some(lines)
 }

@@ -515,6 +515,11 @@ impl Engine {
             if fuse.test_factor != 1.0 && !intent.about_tests && crate::ingest::is_test_path(&c.hit.path) {
                 c.boost(fuse.test_factor, "test file");
             }
+            if c.hit.kind == "memory"
+                && self.meta.superseded.iter().any(|(doc, title)| *doc == c.hit.doc && *title == c.hit.title)
+            {
+                c.boost(config.superseded_factor, "superseded");
+            }
         }
         candidates.sort_by(|a, b| b.fused.score.total_cmp(&a.fused.score).then(a.fused.key.cmp(&b.fused.key)));
         let mut kept: Vec<Candidate> = Vec::new();

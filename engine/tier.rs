@@ -244,6 +244,11 @@ fn render(
 ) -> String {
     let window = || crate::hit::snippet(text, query, config.snippet_chars);
     match layer {
+        // A memory record is what was decided or found; its path alone tells the model nothing
+        // it could act on, so a medium record shows the part of it that matches the prompt.
+        Layer::Summary if hit.confidence == Confidence::Medium && hit.kind == "memory" => {
+            format!("<memory-compact{a}>{}</memory-compact>\n", clean(&window(), config.snippet_chars + 4, false))
+        }
         Layer::Summary if hit.confidence == Confidence::Medium => format!("<memory-compact{a}/>\n"),
         Layer::Summary => {
             format!(
@@ -294,13 +299,14 @@ pub fn context(
                 _ => Rule::AmbiguousMultipleHigh,
             };
             // One entry per file, its best chunk: a file listed twice repeats its path and says
-            // nothing new, and the room is better spent on another candidate file.
+            // nothing new, and the room is better spent on another candidate file. Memory is the
+            // exception: each chunk of a long record (a compaction summary) is a fact of its own.
             let mut files: Vec<&str> = Vec::new();
             let plan = hits
                 .iter()
                 .filter(|h| h.confidence != Confidence::Low)
                 .filter(|h| {
-                    let new = !files.contains(&h.doc.as_str());
+                    let new = h.kind == "memory" || !files.contains(&h.doc.as_str());
                     files.push(&h.doc);
                     new
                 })

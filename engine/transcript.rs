@@ -15,6 +15,9 @@ use std::io::BufRead;
 /// Lines longer than this are skipped (and counted) without being held in memory.
 pub const MAX_LINE: usize = 4 << 20;
 
+/// How much of a failed tool call's message an [`EventKind::ToolResult`] keeps.
+pub const ERROR_CHARS: usize = 1500;
+
 /// One thing that happened in a session.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Event {
@@ -40,12 +43,15 @@ pub enum EventKind {
         /// The tool's input, as the assistant sent it.
         input: Value,
     },
-    /// The result of a tool call: only whether it failed (its content is not kept).
+    /// The result of a tool call: whether it failed, and then the start of its message (a
+    /// successful result's content is not kept).
     ToolResult {
         /// The id of the call.
         id: String,
         /// Whether the tool reported an error.
         is_error: bool,
+        /// The first [`ERROR_CHARS`] characters of an error's text (`None` when it succeeded).
+        error: Option<String>,
     },
     /// The todo list as the assistant last set it (`TodoWrite`).
     Todos(Vec<Todo>),
@@ -73,6 +79,8 @@ pub struct ReadStats {
     pub oversized: usize,
     /// Lines of a type this reader does not know.
     pub unknown: usize,
+    /// Bytes read up to the end of the last complete line (where a later read can resume).
+    pub bytes: u64,
 }
 
 /// Where and in which session the transcript was written (the last value seen of each).
@@ -93,6 +101,8 @@ pub struct TranscriptReader<R> {
     line: Vec<u8>,
     pending: VecDeque<Event>,
     max_line: usize,
+    /// Bytes of the line being read that are not yet counted in `stats.bytes`.
+    partial: u64,
     /// Lines read, invalid, oversized and of unknown types.
     pub stats: ReadStats,
     /// Session id, working directory and branch.
@@ -118,6 +128,7 @@ impl<R: BufRead> TranscriptReader<R> {
             line: Vec::new(),
             pending: VecDeque::new(),
             max_line,
+            partial: 0,
             stats: ReadStats::default(),
             session: SessionInfo::default(),
         }
@@ -145,7 +156,9 @@ impl<R: BufRead> TranscriptReader<R> {
                 }
             }
             self.reader.consume(take + usize::from(newline.is_some()));
+            self.partial += (take + usize::from(newline.is_some())) as u64;
             if newline.is_some() {
+                self.stats.bytes += std::mem::take(&mut self.partial);
                 return Ok(Some(!over));
             }
         }
@@ -187,10 +200,22 @@ impl<R: BufRead> TranscriptReader<R> {
                     Some(Value::Array(blocks)) => {
                         for b in blocks {
                             match b.get("type").and_then(Value::as_str) {
-                                Some("tool_result") => emit(EventKind::ToolResult {
-                                    id: b.get("tool_use_id").and_then(Value::as_str).unwrap_or_default().to_string(),
-                                    is_error: b.get("is_error").and_then(Value::as_bool) == Some(true),
-                                }),
+                                Some("tool_result") => {
+                                    let is_error = b.get("is_error").and_then(Value::as_bool) == Some(true);
+                                    let error = is_error.then(|| {
+                                        let text = b.get("content").map(plain_text).unwrap_or_default();
+                                        text.chars().take(ERROR_CHARS).collect()
+                                    });
+                                    emit(EventKind::ToolResult {
+                                        id: b
+                                            .get("tool_use_id")
+                                            .and_then(Value::as_str)
+                                            .unwrap_or_default()
+                                            .to_string(),
+                                        is_error,
+                                        error,
+                                    })
+                                }
                                 Some("text") if !meta => {
                                     if let Some(p) = b.get("text").and_then(Value::as_str).and_then(prompt) {
                                         emit(EventKind::Prompt(p));
@@ -350,7 +375,7 @@ mod tests {
                     name: "Bash".into(),
                     input: serde_json::json!({"command": "mix phx.server"})
                 },
-                EventKind::ToolResult { id: "t1".into(), is_error: true },
+                EventKind::ToolResult { id: "t1".into(), is_error: true, error: Some("port 4000 in use".into()) },
                 EventKind::Todos(vec![
                     Todo { content: "Free port 4000".into(), status: "completed".into() },
                     Todo { content: "Add a PORT variable".into(), status: "pending".into() },
@@ -367,8 +392,10 @@ mod tests {
                 EventKind::Prompt("thanks  now add the PORT variable".into()),
             ]
         );
-        // The truncated last line is invalid; the unknown type is counted, not an error.
-        assert_eq!(stats, ReadStats { lines: 13, invalid: 1, oversized: 0, unknown: 1 });
+        // The truncated last line is invalid (and not counted in the bytes a later read resumes
+        // from); the unknown type is counted, not an error.
+        let complete = SESSION.rfind('\n').unwrap() as u64 + 1;
+        assert_eq!(stats, ReadStats { lines: 13, invalid: 1, oversized: 0, unknown: 1, bytes: complete });
         assert_eq!(session.session_id.as_deref(), Some("s-1"));
         assert_eq!(session.cwd.as_deref(), Some("/home/u/app"));
         assert_eq!(session.git_branch.as_deref(), Some("fix/port"));
@@ -383,7 +410,7 @@ mod tests {
         let text = format!("not json\n\n{long}\n[1,2]\n{}\n", r#"{"type":"user","message":{"content":"hello"}}"#);
         let (events, stats, _) = read(&text);
         assert_eq!(events, [EventKind::Prompt("hello".into())]);
-        assert_eq!(stats, ReadStats { lines: 5, invalid: 2, oversized: 1, unknown: 0 });
+        assert_eq!(stats, ReadStats { lines: 5, invalid: 2, oversized: 1, unknown: 0, bytes: text.len() as u64 });
     }
 
     #[test]

@@ -5,7 +5,7 @@
 use crate::common::*;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// A copy of sample/ with an index and an engine.toml.
@@ -19,35 +19,6 @@ fn project(config: &str) -> tempfile::TempDir {
 
 /// In process, with a deadline no loaded machine reaches: answers come from the full engine.
 const IN_PROCESS: &str = "[hook]\ndaemon = false\ndeadline_ms = 600000\n";
-
-/// Runs `engine hook [args]` with `input` on stdin; returns (exit code, stdout, stderr).
-fn hook(input: &[u8], args: &[&str], env: &[(&str, &Path)]) -> (i32, String, String) {
-    let mut cmd = Command::new(bin());
-    cmd.arg("hook").args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    cmd.env_remove("ENGINE_MODELS_DIR").current_dir(std::env::temp_dir());
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let mut child = cmd.spawn().unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let data = input.to_vec();
-    let writer = std::thread::spawn(move || {
-        let _ = stdin.write_all(&data);
-    });
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    (
-        exit_code(out.status),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-/// The exit code, or 128 + the signal that killed the process (as a shell shows it: 139 = SIGSEGV).
-fn exit_code(status: std::process::ExitStatus) -> i32 {
-    use std::os::unix::process::ExitStatusExt;
-    status.code().or_else(|| status.signal().map(|s| 128 + s)).unwrap_or(-1)
-}
 
 fn prompt(cwd: &Path, text: &str) -> Vec<u8> {
     serde_json::json!({
@@ -140,9 +111,11 @@ fn broken_payloads_exit_0_with_one_line_on_stderr() {
     // No timing is asserted: on a loaded machine any bound would be a guess.
     let big = format!("why did we move sessions off memcached? {}", "lorem ipsum ".repeat(900_000));
     // Cut to [hook] max_query_chars, the prompt is mostly "lorem ipsum", words no file holds: the
-    // hook answers quietly, with nothing to add.
+    // hook adds nothing, or (the memory threshold being lower) the one record that answers the
+    // question it opens with.
     let (code, out, err) = hook(&prompt(p.path(), &big), &[], &[]);
-    assert_eq!((code, out.as_str(), err.as_str()), (0, "", ""));
+    assert_eq!((code, err.as_str()), (0, ""));
+    assert!(out.is_empty() || out.contains("Moved sessions from Memcached to Redis"), "{out}");
 }
 
 #[test]
@@ -286,7 +259,7 @@ fn install_and_uninstall_edit_the_project_settings() {
     let run = |args: &[&str]| engine(args, Some(dir.path()));
     let (code, out, err) = run(&["hook", "install"]);
     assert_eq!(code, 0, "{err}");
-    assert!(out.contains("added UserPromptSubmit, SessionStart, PostToolUse"), "{out}");
+    assert!(out.contains("added UserPromptSubmit, SessionStart, PostToolUse, PreCompact, SessionEnd"), "{out}");
     let v = json(&std::fs::read_to_string(&settings).unwrap());
     let command = v["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"].as_str().unwrap().to_string();
     assert!(command.ends_with("engine hook # engine-hook"), "{command}");
@@ -343,12 +316,13 @@ fn install_under_another_name_is_idempotent_keeps_the_file_and_fails_cleanly() {
     let (code, out, err) = eng2_in(claude.parent().unwrap(), &["hook", "install"]);
     assert_eq!((code, err.as_str()), (0, ""));
     assert!(
-        out.contains("added UserPromptSubmit, SessionStart, PostToolUse") && out.contains("eng2 hook # engine-hook"),
+        out.contains("added UserPromptSubmit, SessionStart, PostToolUse, PreCompact, SessionEnd")
+            && out.contains("eng2 hook # engine-hook"),
         "{out}"
     );
     assert!(out.contains("previous file kept as"), "{out}");
     let installed = std::fs::read_to_string(&settings).unwrap();
-    assert_eq!(installed.matches("# engine-hook").count(), 3, "{installed}");
+    assert_eq!(installed.matches("# engine-hook").count(), 5, "{installed}");
     let (code, out, _) = eng2_in(claude.parent().unwrap(), &["hook", "install"]);
     assert_eq!(code, 0);
     assert!(out.contains("already installed"), "{out}");
@@ -360,7 +334,10 @@ fn install_under_another_name_is_idempotent_keeps_the_file_and_fails_cleanly() {
     );
     let (code, out, _) = eng2_in(claude.parent().unwrap(), &["hook", "uninstall"]);
     assert_eq!(code, 0);
-    assert!(out.contains("removed the engine's UserPromptSubmit, SessionStart, PostToolUse hooks"), "{out}");
+    assert!(
+        out.contains("removed the engine's UserPromptSubmit, SessionStart, PostToolUse, PreCompact, SessionEnd hooks"),
+        "{out}"
+    );
     assert_eq!(std::fs::read_to_string(&settings).unwrap(), SETTINGS, "byte for byte, in the user's key order");
     assert_eq!(names(&claude), ["settings.json", "settings.json.bak"]);
 

@@ -4,11 +4,13 @@
 
 mod common;
 
+mod capture;
 mod embedder;
 mod eval;
 mod hardening;
 mod hook;
 mod index;
+mod memory_cli;
 mod offline;
 mod rerank;
 mod search;

@@ -79,6 +79,9 @@ struct SetFile {
     corpus: Option<String>,
     /// A corpus fetched by `scripts/fetch-corpora.sh` (a table of `golden/corpora.toml`).
     corpus_ref: Option<String>,
+    /// Claude Code transcripts (in `ENGINE_TRANSCRIPTS`): the corpus is what capture makes of them.
+    #[serde(default)]
+    transcripts: Vec<String>,
     #[serde(default, rename = "query")]
     queries: Vec<QueryFile>,
 }
@@ -95,6 +98,11 @@ struct QueryFile {
     kind: Option<QueryKind>,
     #[serde(default)]
     relevant: BTreeMap<String, i32>,
+    /// The session a transcript set's fact comes from (documentation only).
+    #[allow(dead_code)]
+    session: Option<String>,
+    #[serde(default)]
+    expect: Vec<String>,
 }
 
 /// One judged query.
@@ -114,6 +122,9 @@ pub struct GoldenQuery {
     pub kind: QueryKind,
     /// Judged key → grade (0 = judged not relevant). Empty: nothing in the corpus answers it.
     pub relevant: HashMap<String, i32>,
+    /// Judged by fact instead (transcript sets): the context answers when it contains every
+    /// entry, case aside; an entry's alternatives are separated by ` | `.
+    pub expect: Vec<String>,
 }
 
 /// A golden set: its queries and the corpus they are judged against.
@@ -129,6 +140,8 @@ pub struct GoldenSet {
     pub corpus: PathBuf,
     /// Every judged query, both halves, in file order.
     pub queries: Vec<GoldenQuery>,
+    /// The transcripts a transcript set captures into its corpus (empty for other sets).
+    pub transcripts: Vec<PathBuf>,
 }
 
 fn invalid(file: &Path, what: String) -> Error {
@@ -145,7 +158,33 @@ impl GoldenSet {
         let name = parsed.name.unwrap_or_else(|| {
             dir.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_else(|| "golden".into())
         });
+        let mut transcripts = Vec::new();
+        if !parsed.transcripts.is_empty() {
+            let dir = transcripts_dir();
+            for t in &parsed.transcripts {
+                let path = dir.join(t);
+                if !path.is_file() {
+                    return Err(invalid(
+                        &file,
+                        format!(
+                            "transcript {} is missing (set ENGINE_TRANSCRIPTS to the shared transcripts directory)",
+                            path.display()
+                        ),
+                    ));
+                }
+                transcripts.push(path);
+            }
+        }
         let corpus = match (&parsed.corpus, &parsed.corpus_ref) {
+            _ if !transcripts.is_empty() => {
+                if parsed.corpus.is_some() || parsed.corpus_ref.is_some() {
+                    return Err(invalid(
+                        &file,
+                        "a transcript set makes its own corpus: no corpus or corpus_ref".into(),
+                    ));
+                }
+                transcript_corpus_dir(&name)
+            }
             (Some(_), Some(_)) => return Err(invalid(&file, "give corpus or corpus_ref, not both".into())),
             (_, Some(name)) => {
                 let fetched = corpora_dir().join(name);
@@ -162,7 +201,7 @@ impl GoldenSet {
             }
             (corpus, None) => dir.join(corpus.as_deref().unwrap_or("corpus")),
         };
-        if !corpus.is_dir() {
+        if transcripts.is_empty() && !corpus.is_dir() {
             return Err(invalid(&file, format!("corpus directory {} does not exist", corpus.display())));
         }
         if parsed.queries.is_empty() {
@@ -190,7 +229,13 @@ impl GoldenSet {
                     return Err(invalid(&file, format!("{at}: judged document {path:?} is not in the corpus")));
                 }
             }
-            let answerable = q.relevant.values().any(|g| *g > 0);
+            if !q.expect.is_empty() && !q.relevant.is_empty() {
+                return Err(invalid(&file, format!("{at}: judge by relevant documents or by expect, not both")));
+            }
+            if q.expect.iter().any(|e| e.split(" | ").any(|a| a.trim().is_empty())) {
+                return Err(invalid(&file, format!("{at}: an expect entry (or one of its alternatives) is empty")));
+            }
+            let answerable = q.relevant.values().any(|g| *g > 0) || !q.expect.is_empty();
             let kind = match q.kind {
                 Some(QueryKind::Answerable) | None if answerable => QueryKind::Answerable,
                 None => QueryKind::NoAnswer,
@@ -210,9 +255,33 @@ impl GoldenSet {
                 tier: q.tier,
                 kind,
                 relevant: q.relevant.into_iter().collect(),
+                expect: q.expect,
             });
         }
-        Ok(GoldenSet { name, description: parsed.description, file, corpus, queries })
+        Ok(GoldenSet { name, description: parsed.description, file, corpus, queries, transcripts })
+    }
+
+    /// Whether the set is judged by fact (`expect`) rather than by document: it has no ranking
+    /// metrics, only the hook's figures.
+    pub fn by_fact(&self) -> bool {
+        self.queries.iter().all(|q| q.relevant.is_empty())
+    }
+
+    /// A transcript set's corpus, made afresh: an empty project into which every transcript is
+    /// captured as at the end of its session. Other sets: nothing to do.
+    pub fn prepare(&self, capture: &crate::config::CaptureConfig) -> Result<()> {
+        if self.transcripts.is_empty() {
+            return Ok(());
+        }
+        let memory = self.corpus.join(crate::memory::DIR);
+        if memory.exists() {
+            std::fs::remove_dir_all(&memory).ctx(|| format!("clearing {}", memory.display()))?;
+        }
+        std::fs::create_dir_all(&self.corpus).ctx(|| format!("creating {}", self.corpus.display()))?;
+        for t in &self.transcripts {
+            crate::capture::capture(t, &self.corpus, crate::capture::Trigger::SessionEnd, None, capture)?;
+        }
+        Ok(())
     }
 
     /// The queries of one half.
@@ -242,6 +311,33 @@ pub(crate) fn corpora_dir() -> PathBuf {
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
         .unwrap_or_else(std::env::temp_dir)
         .join("engine/corpora")
+}
+
+/// The shared Claude Code transcripts: `ENGINE_TRANSCRIPTS`, else `../shared/transcripts` next to
+/// the checkout this binary was built from.
+pub(crate) fn transcripts_dir() -> PathBuf {
+    std::env::var_os("ENGINE_TRANSCRIPTS")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/transcripts"))
+}
+
+/// Where a transcript set's captured project is made (under the engine's cache directory).
+fn transcript_corpus_dir(set: &str) -> PathBuf {
+    corpora_dir().parent().map_or_else(std::env::temp_dir, Path::to_path_buf).join("transcripts").join(set)
+}
+
+/// Whether a context answers by fact: it contains every `expect` entry (one of its ` | `
+/// alternatives), case aside, markup escapes undone.
+pub fn expect_met(context: &str, expect: &[String]) -> bool {
+    let text = context
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&apos;", "'")
+        .replace("&amp;", "&")
+        .to_lowercase();
+    expect.iter().all(|e| e.split(" | ").any(|alt| text.contains(&alt.trim().to_lowercase())))
 }
 
 /// Every set under `dir` (`dir/*/set.toml`), by name; `dir` may also be one set.
@@ -409,7 +505,11 @@ pub fn hook_quality(engine: &crate::Engine, set: &GoldenSet, split: Split) -> Re
         let top = query.relevant.values().copied().max().unwrap_or(0);
         let best: HashSet<String> =
             query.relevant.iter().filter(|(_, g)| **g == top).map(|(k, _)| path_of(k)).collect();
-        for shown in block.iter().flat_map(|b| &b.shown).filter(|s| s.confidence == crate::tier::Confidence::High) {
+        // Judged by fact, a set has no relevant documents to check a "high" hit against.
+        let by_document = query.expect.is_empty();
+        for shown in
+            block.iter().flat_map(|b| &b.shown).filter(|s| by_document && s.confidence == crate::tier::Confidence::High)
+        {
             q.high += 1;
             q.high_relevant += usize::from(relevant.contains(&shown.path));
         }
@@ -418,7 +518,11 @@ pub fn hook_quality(engine: &crate::Engine, set: &GoldenSet, split: Split) -> Re
             QueryKind::Answerable => {
                 q.answerable += 1;
                 if let Some(b) = &block {
-                    q.answered += usize::from(b.shown.iter().any(|s| best.contains(&s.path)));
+                    q.answered += usize::from(if query.expect.is_empty() {
+                        b.shown.iter().any(|s| best.contains(&s.path))
+                    } else {
+                        expect_met(&b.text, &query.expect)
+                    });
                     chars += b.text.chars().count();
                     tokens += engine.count_tokens(&b.text);
                     given += 1;

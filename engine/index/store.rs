@@ -79,6 +79,10 @@ pub struct Meta {
     /// Documents whose content changed in the run that wrote this generation.
     #[serde(default)]
     pub changed: Vec<String>,
+    /// Memory records another record supersedes, as (document id, record title): search ranks
+    /// them below the newer record.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub superseded: Vec<(String, String)>,
     /// Every indexed document, by id.
     pub docs: BTreeMap<String, DocEntry>,
 }
@@ -99,6 +103,7 @@ impl Meta {
             vectors: None,
             graph: false,
             changed: Vec::new(),
+            superseded: Vec::new(),
             docs: BTreeMap::new(),
         }
     }

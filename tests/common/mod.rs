@@ -1,8 +1,9 @@
 //! Helpers shared by the integration tests: run the real binary, copy the sample corpus.
 #![allow(dead_code)]
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 
 pub fn root() -> &'static Path {
@@ -93,4 +94,33 @@ pub fn transcripts() -> PathBuf {
         dir.display()
     );
     dir
+}
+
+/// Runs `engine hook [args]` with `input` on stdin; returns (exit code, stdout, stderr).
+pub fn hook(input: &[u8], args: &[&str], env: &[(&str, &Path)]) -> (i32, String, String) {
+    let mut cmd = Command::new(bin());
+    cmd.arg("hook").args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    cmd.env_remove("ENGINE_MODELS_DIR").current_dir(std::env::temp_dir());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let data = input.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&data);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    (
+        exit_code(out.status),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The exit code, or 128 + the signal that killed the process (as a shell shows it: 139 = SIGSEGV).
+pub fn exit_code(status: std::process::ExitStatus) -> i32 {
+    use std::os::unix::process::ExitStatusExt;
+    status.code().or_else(|| status.signal().map(|s| 128 + s)).unwrap_or(-1)
 }

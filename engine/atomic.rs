@@ -1,0 +1,49 @@
+//! Files replaced atomically: a reader (Claude Code reading its settings, the indexer reading a
+//! memory record) sees the old file or the new one, never half of either.
+
+use crate::error::Result;
+use std::path::{Path, PathBuf};
+
+/// `path` with symlinks followed to the file they name (even one that does not exist yet), so a
+/// write replaces that file and the link stays a link (dotfile managers link settings.json).
+pub(crate) fn resolve_links(path: &Path) -> PathBuf {
+    let mut p = path.to_path_buf();
+    // The kernel gives up after 40 links too; reading such a path then fails with its error.
+    for _ in 0..40 {
+        let Ok(next) = std::fs::read_link(&p) else { break };
+        p = match p.parent() {
+            Some(dir) => dir.join(next),
+            None => next,
+        };
+    }
+    p
+}
+
+/// Replaces the file `path` leads to with `bytes`, atomically: a temporary file in the same
+/// directory (so the rename cannot cross file systems), synced, renamed over it. The file keeps
+/// its permissions. On failure the temporary file is removed and the file is left as it was.
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let target = resolve_links(path);
+    let dir = match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    std::fs::create_dir_all(&dir).map_err(|e| crate::Error::io(format!("creating {}", dir.display()), e))?;
+    let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    // The pid keeps two installs running at once from writing into one temporary file.
+    let tmp = dir.join(format!("{name}.{}.tmp", std::process::id()));
+    let written = (|| {
+        use std::io::Write;
+        let mut f = std::fs::File::create(&tmp)?;
+        if let Ok(m) = std::fs::metadata(&target) {
+            f.set_permissions(m.permissions())?;
+        }
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, &target)
+    })();
+    written.map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        crate::Error::io(format!("writing {}", target.display()), e)
+    })
+}
