@@ -150,7 +150,7 @@ pub fn extract<R: BufRead>(
         }
         match event.kind {
             EventKind::Prompt(p) => {
-                statements.extend(sentences(&p).map(|s| Statement { text: s, user: true, ts: ts.clone() }));
+                statements.extend(sentences(&p).map(|s| Statement { text: s, user: true, summary: false, ts: ts.clone() }));
                 prompts.push(p);
             }
             EventKind::AssistantText(t) => {
@@ -165,7 +165,7 @@ pub fn extract<R: BufRead>(
                             e.explanation.push(s.clone());
                         }
                     }
-                    statements.push(Statement { text: s, user: false, ts: ts.clone() });
+                    statements.push(Statement { text: s, user: false, summary: false, ts: ts.clone() });
                 }
             }
             EventKind::ToolCall { id, name, input } => {
@@ -195,7 +195,7 @@ pub fn extract<R: BufRead>(
                         let why = input.get("description").and_then(Value::as_str).unwrap_or("").trim();
                         if why.split_whitespace().count() >= 4 {
                             let text = format!("{} (`{}`).", why.trim_end_matches('.'), clip(&c, 100));
-                            statements.push(Statement { text, user: false, ts: ts.clone() });
+                            statements.push(Statement { text, user: false, summary: false, ts: ts.clone() });
                         }
                         if !c.is_empty() && !commands.contains(&c) {
                             commands.push(c);
@@ -237,7 +237,13 @@ pub fn extract<R: BufRead>(
                 }
             }
             EventKind::Todos(list) => todos = list,
-            EventKind::CompactSummary(s) => summaries.push((ts, s)),
+            EventKind::CompactSummary(s) => {
+                // The summary's sentences may state choices too ("used X instead of Y to avoid
+                // …"); they are decisions, not findings (the summary is a record of its own).
+                let sentences = sentences(strip_continuation(&s)).collect::<Vec<_>>();
+                statements.extend(sentences.into_iter().map(|text| Statement { text, user: false, summary: true, ts: ts.clone() }));
+                summaries.push((ts, s));
+            }
         }
     }
     let session = reader.session.clone();
@@ -340,7 +346,7 @@ pub fn extract<R: BufRead>(
 
     // What the assistant found out and explained, in order: the facts a later session asks
     // about (why a test failed, what a framework does by itself) are mostly said only here.
-    let notes: Vec<&Statement> = statements.iter().filter(|s| !s.user && is_finding(&s.text)).collect();
+    let notes: Vec<&Statement> = statements.iter().filter(|s| !s.user && !s.summary && is_finding(&s.text)).collect();
     for (part, group) in notes.chunks(config.notes_per_record).enumerate() {
         let body = group.iter().map(|s| s.text.as_str()).collect::<Vec<_>>().join("\n\n");
         let title = format!(
@@ -363,7 +369,11 @@ pub fn extract<R: BufRead>(
         if !seen.insert(title.to_lowercase()) {
             continue;
         }
-        let who = if s.user { "the user" } else { "the assistant" };
+        let who = match (s.user, s.summary) {
+            (true, _) => "the user",
+            (false, true) => "the compaction summary",
+            (false, false) => "the assistant",
+        };
         let body = format!("{}\n\n(Said by {who} in session {short}, {}.)", s.text, s.ts.get(..10).unwrap_or(&day));
         push(MemoryRecord::new(cat, &title, &body, ""), &s.ts, Vec::new());
         kept += 1;
@@ -394,6 +404,8 @@ pub fn extract<R: BufRead>(
 struct Statement {
     text: String,
     user: bool,
+    /// From a compaction summary.
+    summary: bool,
     ts: String,
 }
 
@@ -408,6 +420,10 @@ static RULE: LazyLock<Regex> = LazyLock::new(|| {
 });
 static EXPLAINS: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)\b(the (issue|problem|error|cause|bug|fix|failure) (is|was)|because|caused by|fails? (because|since)|failing (because|since)|the fix|fixed (it|by)|root cause|needs? to be|was missing|is missing|wasn't|isn't)\b").expect("valid")
+});
+/// A summary's plans ("Optional Next Step: replace …"): what is still to do is not a decision.
+static PLAN: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)next step|^(fix|add|update|replace|remove|implement|create|run|check|write|move|switch)\b").expect("valid")
 });
 static NOT_A_BUG: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)sibling tool call errored|doesn't want to proceed|user rejected|exceeds maximum allowed tokens|file has not been read yet|file has been modified since|was interrupted|string to replace not found|found \d+ matches of the string").expect("valid")
@@ -443,7 +459,9 @@ fn classify(s: &Statement) -> Option<&'static str> {
     if t.len() < 30 || t.len() > 500 || t.ends_with('?') || t.starts_with('`') {
         return None;
     }
-    if CHOICE.is_match(t) && REASON.is_match(t) {
+    // A compaction summary already keeps only what mattered: a choice stated there is a
+    // decision even without its reason.
+    if CHOICE.is_match(t) && (s.summary && !PLAN.is_match(t) || REASON.is_match(t)) {
         return Some(category::DECISION);
     }
     // Rules come from the user: the assistant's "always"/"never" narrate its own steps.
@@ -586,7 +604,7 @@ mod tests {
     use super::*;
 
     fn stmt(text: &str, user: bool) -> Statement {
-        Statement { text: text.into(), user, ts: String::new() }
+        Statement { text: text.into(), user, summary: false, ts: String::new() }
     }
 
     #[test]
@@ -600,6 +618,11 @@ mod tests {
         );
         assert_eq!(classify(&stmt("Always run mix format before committing anything.", false)), None);
         assert_eq!(classify(&stmt("Should we switch to Redis because of restarts?", true)), None, "a question");
+        let summary = |t: &str| Statement { summary: true, ..stmt(t, false) };
+        let used = summary("Used a string prefix replacement for path relativization instead of regex");
+        assert_eq!(classify(&used), Some(category::DECISION), "a summary's choice needs no reason");
+        assert_eq!(classify(&summary("Optional Next Step: replace the guard clause with a pattern match")), None);
+        assert_eq!(classify(&summary("Replace the guard clause instead of the pattern")), None, "a plan");
     }
 
     #[test]
