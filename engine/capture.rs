@@ -150,7 +150,12 @@ pub fn extract<R: BufRead>(
         }
         match event.kind {
             EventKind::Prompt(p) => {
-                statements.extend(sentences(&p).map(|s| Statement { text: s, user: true, summary: false, ts: ts.clone() }));
+                statements.extend(sentences(&p).map(|s| Statement {
+                    text: s,
+                    user: true,
+                    summary: false,
+                    ts: ts.clone(),
+                }));
                 prompts.push(p);
             }
             EventKind::AssistantText(t) => {
@@ -241,7 +246,12 @@ pub fn extract<R: BufRead>(
                 // The summary's sentences may state choices too ("used X instead of Y to avoid
                 // …"); they are decisions, not findings (the summary is a record of its own).
                 let sentences = sentences(strip_continuation(&s)).collect::<Vec<_>>();
-                statements.extend(sentences.into_iter().map(|text| Statement { text, user: false, summary: true, ts: ts.clone() }));
+                statements.extend(sentences.into_iter().map(|text| Statement {
+                    text,
+                    user: false,
+                    summary: true,
+                    ts: ts.clone(),
+                }));
                 summaries.push((ts, s));
             }
         }
@@ -423,7 +433,8 @@ static EXPLAINS: LazyLock<Regex> = LazyLock::new(|| {
 });
 /// A summary's plans ("Optional Next Step: replace …"): what is still to do is not a decision.
 static PLAN: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)next step|^(fix|add|update|replace|remove|implement|create|run|check|write|move|switch)\b").expect("valid")
+    Regex::new(r"(?i)next step|^(fix|add|update|replace|remove|implement|create|run|check|write|move|switch)\b")
+        .expect("valid")
 });
 static NOT_A_BUG: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)sibling tool call errored|doesn't want to proceed|user rejected|exceeds maximum allowed tokens|file has not been read yet|file has been modified since|was interrupted|string to replace not found|found \d+ matches of the string").expect("valid")
