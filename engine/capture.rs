@@ -135,6 +135,8 @@ pub fn extract<R: BufRead>(
     let mut summaries: Vec<(String, String)> = Vec::new();
     let mut statements: Vec<Statement> = Vec::new();
     let mut recaps: Vec<(String, String)> = Vec::new();
+    // Per file, the names its edits brought in: where a later session asks "where did we add X".
+    let mut introduced: std::collections::BTreeMap<String, BTreeSet<String>> = std::collections::BTreeMap::new();
     let (mut first, mut last) = (String::new(), String::new());
     let mut cwd: Option<String> = None;
     while let Some(event) = reader.next() {
@@ -190,6 +192,12 @@ pub fn extract<R: BufRead>(
                     if matches!(name.as_str(), "Write" | "Edit" | "MultiEdit" | "NotebookEdit") {
                         for e in errors.iter_mut().filter(|e| !e.resolved) {
                             e.fix_files.insert(path.clone());
+                        }
+                        let names = introduced.entry(path.clone()).or_default();
+                        for n in added_names(&input) {
+                            if names.len() < config.names_per_file {
+                                names.insert(n);
+                            }
                         }
                     }
                 }
@@ -368,6 +376,17 @@ pub fn extract<R: BufRead>(
         push(r, &group[0].ts, Vec::new());
     }
 
+    let changed: Vec<String> = introduced
+        .iter()
+        .filter(|(_, names)| !names.is_empty())
+        .map(|(file, names)| format!("{file}: {}", names.iter().cloned().collect::<Vec<_>>().join(", ")))
+        .collect();
+    if !changed.is_empty() {
+        let title = format!("Names the edits of session {short} brought in, by file");
+        let r = MemoryRecord::new(category::CHANGES, &title, &changed.join("\n\n"), &format!("changes:{sid}"));
+        push(r, &first, introduced.keys().cloned().collect());
+    }
+
     let mut kept = 0;
     let mut seen = BTreeSet::new();
     for s in &statements {
@@ -521,6 +540,29 @@ fn sentences(text: &str) -> impl Iterator<Item = String> {
     out.into_iter()
 }
 
+/// Identifiers an edit adds (in its new text, not in the text it replaces): names of functions,
+/// modules, options and packages: at least four characters, with a `_`, `-` or `.` or a capital
+/// after the first letter (plain and capitalised words are prose, not names).
+fn added_names(input: &Value) -> BTreeSet<String> {
+    static NAME: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"[A-Za-z_@:][A-Za-z0-9_]*(?:[.\-/][A-Za-z0-9_]+)*[!?]?").expect("valid"));
+    let text = |key: &str| input.get(key).and_then(Value::as_str).unwrap_or("").to_string();
+    let (mut new, mut old) =
+        (text("new_string") + "\n" + &text("content") + "\n" + &text("new_source"), text("old_string"));
+    for e in input.get("edits").and_then(Value::as_array).into_iter().flatten() {
+        new.push_str(e.get("new_string").and_then(Value::as_str).unwrap_or(""));
+        old.push_str(e.get("old_string").and_then(Value::as_str).unwrap_or(""));
+    }
+    let before: BTreeSet<&str> = NAME.find_iter(&old).map(|m| m.as_str()).collect();
+    NAME.find_iter(&new)
+        .map(|m| m.as_str().trim_start_matches(':'))
+        .filter(|n| n.len() >= 4 && n.len() <= 60 && !before.contains(n))
+        .filter(|n| n.contains(['_', '-', '.']) || n.chars().skip(1).any(|c| c.is_ascii_uppercase()))
+        .filter(|n| n.chars().any(|c| c.is_ascii_alphabetic()))
+        .map(str::to_string)
+        .collect()
+}
+
 /// A Bash command as it is worth listing: the first line, without `cd … &&`, output redirections
 /// or extra spaces.
 fn normalise_command(command: &str) -> String {
@@ -642,6 +684,18 @@ mod tests {
             "First we tried X. Then `y` failed.\n```\nlet a = 1. B\n```\n| a | b |\n1. A numbered item\n- a bullet";
         let s: Vec<String> = sentences(text).collect();
         assert_eq!(s, ["First we tried X.", "Then `y` failed.", "A numbered item", "a bullet"]);
+    }
+
+    #[test]
+    fn edits_bring_in_names_not_prose() {
+        let edit = serde_json::json!({
+            "old_string": "def run(args):\n    pass",
+            "new_string": "@dialyzer {:nowarn_function, build: 2}\ndef run(args):\n    # Converts the Result into lazy_html\n    MapSet.to_list(args)"
+        });
+        let names: Vec<String> = added_names(&edit).into_iter().collect();
+        assert_eq!(names, ["MapSet.to_list", "lazy_html", "nowarn_function"], "not Converts, Result or @dialyzer");
+        let multi = serde_json::json!({"edits": [{"old_string": "a", "new_string": "useTranscriptHighlighter()"}]});
+        assert_eq!(added_names(&multi).into_iter().collect::<Vec<_>>(), ["useTranscriptHighlighter"]);
     }
 
     #[test]

@@ -475,6 +475,8 @@ section! {
         max_recaps: usize = 3,
         /// Findings (explaining sentences of the assistant) per notes record.
         notes_per_record: usize = 12,
+        /// At most this many names per edited file in the `changes` record.
+        names_per_file: usize = 40,
     }
 }
 
@@ -969,6 +971,7 @@ impl Validate for CaptureConfig {
             ("session_errors", self.session_errors),
             ("max_statements", self.max_statements),
             ("max_recaps", self.max_recaps),
+            ("names_per_file", self.names_per_file),
         ] {
             c.int(key, value, bounds::COUNT);
         }

@@ -29,6 +29,8 @@ pub mod category {
     pub const BUGFIX: &str = "bugfix";
     /// What the assistant found out and explained during a session.
     pub const NOTES: &str = "notes";
+    /// The names a session's edits brought in, by file.
+    pub const CHANGES: &str = "changes";
     /// A note added with `engine memory add` without a category.
     pub const NOTE: &str = "note";
 }
