@@ -152,6 +152,15 @@ pub enum Command {
         #[arg(long, value_parser = clap::value_parser!(u64).range(bounds::IDLE_TIMEOUT_S))]
         idle_timeout: Option<u64>,
     },
+    /// Serve the index and the project memory as MCP tools over stdio (search, get, remember,
+    /// forget, recent), for Claude Code and other MCP clients.
+    Mcp {
+        #[command(subcommand)]
+        action: Option<McpAction>,
+        /// Index directory (default: the nearest .engine/ above the current directory).
+        #[arg(long)]
+        index: Option<PathBuf>,
+    },
     /// Check configuration.
     Config {
         #[command(subcommand)]
@@ -196,6 +205,27 @@ pub enum HookAction {
         user: bool,
     },
     /// Remove exactly the hooks install added.
+    Uninstall {
+        #[arg(long, conflicts_with = "user")]
+        project: bool,
+        #[arg(long)]
+        user: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum McpAction {
+    /// Add the server to Claude Code's MCP configuration: .mcp.json here (the default) or
+    /// ~/.claude.json (a backup is kept; idempotent).
+    Install {
+        /// This project's .mcp.json, in the current directory (the default).
+        #[arg(long, conflicts_with = "user")]
+        project: bool,
+        /// The mcpServers of ~/.claude.json (every project of this user).
+        #[arg(long)]
+        user: bool,
+    },
+    /// Remove exactly the entry install added.
     Uninstall {
         #[arg(long, conflicts_with = "user")]
         project: bool,
@@ -761,6 +791,34 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Serve { index, idle_timeout } => {
             let dir = search_index_dir(index)?;
             engine::serve::serve(&dir, idle_timeout.map(std::time::Duration::from_secs))?;
+            Ok(0)
+        }
+        Command::Mcp { action: None, index } => {
+            engine::mcp::serve(index.as_deref())?;
+            Ok(0)
+        }
+        Command::Mcp { action: Some(McpAction::Install { user, .. }), .. } => {
+            let path = engine::mcp::config_path(user)?;
+            let r = engine::mcp::install(&path, &std::env::current_exe()?)?;
+            match (r.changed.is_empty(), r.backup) {
+                (true, _) => println!("{}: the engine's MCP server is already installed", path.display()),
+                (false, backup) => {
+                    println!("{}: added the MCP server {:?} (`engine mcp`)", path.display(), engine::mcp::SERVER_NAME);
+                    if let Some(b) = backup {
+                        println!("previous file kept as {}", b.display());
+                    }
+                }
+            }
+            Ok(0)
+        }
+        Command::Mcp { action: Some(McpAction::Uninstall { user, .. }), .. } => {
+            let path = engine::mcp::config_path(user)?;
+            let r = engine::mcp::uninstall(&path)?;
+            if r.changed.is_empty() {
+                println!("{}: no engine MCP server to remove", path.display());
+            } else {
+                println!("{}: removed the MCP server {:?}", path.display(), engine::mcp::SERVER_NAME);
+            }
             Ok(0)
         }
         Command::Config { action: ConfigAction::Check { file, show } } => {

@@ -44,6 +44,7 @@ pub mod eval;
 pub mod hook;
 pub mod index;
 pub mod ingest;
+pub mod mcp;
 pub mod memory;
 pub mod models;
 pub mod rerank;

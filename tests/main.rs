@@ -10,6 +10,7 @@ mod eval;
 mod hardening;
 mod hook;
 mod index;
+mod mcp;
 mod memory_cli;
 mod offline;
 mod rerank;

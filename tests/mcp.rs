@@ -1,0 +1,575 @@
+//! `engine mcp`: the real binary driven by a client nobody here wrote — the official MCP Python SDK
+//! (`mcp` from PyPI, installed once into a cache directory; a machine where it cannot be installed
+//! fails the test, naming what is missing) — and by raw bytes no client would send: malformed,
+//! oversized and unknown messages, a cancellation that overtakes a queued call, a project whose
+//! index appears and changes while the server runs. Every byte the server writes to stdout must be
+//! a JSON-RPC message.
+
+use crate::common::{bin, exit_code, root};
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// The client the test installs: pinned, so a new SDK release cannot change what is tested.
+const MCP_CLIENT: &str = "mcp==2.3.0";
+
+fn run(cmd: &mut Command) -> Result<(), String> {
+    let shown = format!("{cmd:?}");
+    match cmd.output() {
+        Ok(o) if o.status.success() => Ok(()),
+        Ok(o) => {
+            Err(format!("{shown} failed: {}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr)))
+        }
+        Err(e) => Err(format!("{shown} could not run: {e}")),
+    }
+}
+
+fn imports_mcp(python: &Path) -> bool {
+    Command::new(python)
+        .args(["-c", "import mcp, anyio"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// A Python with the MCP SDK: `ENGINE_MCP_PYTHON`, else a virtual environment under
+/// `~/.cache/engine/` (XDG_CACHE_HOME honoured), made on first use with python3's venv and pip.
+fn python_with_mcp() -> &'static Path {
+    static PYTHON: OnceLock<PathBuf> = OnceLock::new();
+    PYTHON.get_or_init(|| {
+        if let Some(p) = std::env::var_os("ENGINE_MCP_PYTHON") {
+            let p = PathBuf::from(p);
+            assert!(imports_mcp(&p), "ENGINE_MCP_PYTHON={} cannot import mcp", p.display());
+            return p;
+        }
+        let cache = std::env::var_os("XDG_CACHE_HOME")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+            .unwrap_or_else(std::env::temp_dir);
+        let venv = cache.join("engine").join(MCP_CLIENT.replace("==", "-client-"));
+        let python = venv.join("bin").join("python");
+        if imports_mcp(&python) {
+            return python;
+        }
+        let tmp =
+            venv.with_file_name(format!("{}.tmp-{}", venv.file_name().unwrap().to_string_lossy(), std::process::id()));
+        let _ = std::fs::remove_dir_all(&tmp);
+        std::fs::create_dir_all(tmp.parent().unwrap()).unwrap();
+        let made = run(Command::new("python3").arg("-m").arg("venv").arg(&tmp)).and_then(|_| {
+            run(Command::new(tmp.join("bin/python")).args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                MCP_CLIENT,
+            ]))
+        });
+        if let Err(e) = made {
+            let _ = std::fs::remove_dir_all(&tmp);
+            panic!(
+                "the MCP client test needs Python 3.10+ with venv and pip, to install {MCP_CLIENT} from PyPI \
+                 into {}; set ENGINE_MCP_PYTHON to a python that has it. {e}",
+                venv.display()
+            );
+        }
+        let _ = std::fs::remove_dir_all(&venv);
+        if std::fs::rename(&tmp, &venv).is_err() {
+            let _ = std::fs::remove_dir_all(&tmp); // another test process installed it meanwhile
+        }
+        assert!(imports_mcp(&python), "{MCP_CLIENT} installed into {} but cannot be imported", venv.display());
+        python
+    })
+}
+
+/// A fresh copy of sample/, indexed: the tools may change it.
+fn indexed_sample() -> tempfile::TempDir {
+    let dir = crate::common::sample_copy();
+    index(dir.path());
+    dir
+}
+
+fn index(project: &Path) {
+    let (code, _, err) = crate::common::engine(&["index", project.to_str().unwrap()], None);
+    assert_eq!(code, 0, "{err}");
+}
+
+/// Runs a command with a time limit; returns (exit code, stdout, stderr).
+fn output_within(cmd: &mut Command, limit: Duration) -> (i32, String, String) {
+    let mut child = cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let drain = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = r.read_to_string(&mut s);
+            s
+        })
+    };
+    let (out, err) = (drain(Box::new(child.stdout.take().unwrap())), drain(Box::new(child.stderr.take().unwrap())));
+    let started = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{cmd:?} still running after {limit:?}; stderr: {}", err.join().unwrap());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    (exit_code(status), out.join().unwrap(), err.join().unwrap())
+}
+
+/// Lines of a file, each parsed as a JSON-RPC 2.0 response (the server sends no requests or
+/// notifications); panics naming the first line that is anything else.
+fn responses(path: &Path) -> Vec<Value> {
+    let text = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert!(text.is_empty() || text.ends_with(b"\n"), "{}: a message without its newline", path.display());
+    text.split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            let v: Value = serde_json::from_slice(l)
+                .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {}", String::from_utf8_lossy(l)));
+            check_response(&v);
+            v
+        })
+        .collect()
+}
+
+fn check_response(v: &Value) {
+    let o = v.as_object().unwrap_or_else(|| panic!("not a JSON-RPC object: {v}"));
+    assert_eq!(o.get("jsonrpc"), Some(&json!("2.0")), "{v}");
+    assert!(o.contains_key("id"), "{v}");
+    assert!(o.contains_key("result") != o.contains_key("error"), "result xor error: {v}");
+    if let Some(e) = o.get("error") {
+        assert!(e["code"].is_i64() && e["message"].as_str().is_some_and(|m| !m.is_empty()), "{v}");
+    }
+}
+
+#[test]
+fn the_official_python_client_drives_every_tool_and_the_server_survives_what_it_sends() {
+    let python = python_with_mcp();
+    let project = indexed_sample();
+    let logs = tempfile::tempdir().unwrap();
+    let script = root().join("tests/mcp_client.py");
+    let (code, out, err) = output_within(
+        Command::new(python)
+            .arg(&script)
+            .arg(bin())
+            .arg(project.path())
+            .arg(logs.path())
+            .env_remove("ENGINE_MODELS_DIR"),
+        Duration::from_secs(300),
+    );
+    assert_eq!(code, 0, "the client script failed:\n{err}");
+    let r: Value =
+        serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("report is not JSON ({e}): {out}\n{err}"));
+    let ok = |k: &str| {
+        assert_eq!(r[k]["error"], json!(false), "{k}: {}", r[k]);
+        &r[k]
+    };
+    let tool_error = |k: &str, says: &str| {
+        assert_eq!(r[k]["error"], json!(true), "{k}: {}", r[k]);
+        let text = r[k]["text"].as_str().unwrap();
+        assert!(text.contains(says), "{k}: {text:?} should say {says:?}");
+    };
+    let results = |k: &str| ok(k)["structured"]["results"].as_array().unwrap().clone();
+
+    // The handshake: the SDK probed server/discover, was told no, and fell back to initialize.
+    assert_eq!(r["protocol_version"], "2025-11-25");
+    assert_eq!(r["legacy_protocol_version"], "2025-11-25");
+    assert_eq!(r["server_name"], "engine");
+    assert!(r["tools_capability"].as_bool().unwrap() && r["instructions"].as_str().unwrap().contains("search"));
+    assert_eq!(r["legacy_ping"], json!(true));
+
+    // The tool list: five tools, short descriptions, object schemas with the required arguments.
+    let tools = r["tools"].as_object().unwrap();
+    assert_eq!(tools.keys().collect::<Vec<_>>(), ["search", "get", "remember", "forget", "recent"]);
+    for (name, t) in tools {
+        let d = t["description"].as_str().unwrap();
+        assert!(!d.is_empty() && d.len() <= 400, "{name}: {} characters", d.len());
+        assert_eq!(t["schema"]["type"], "object", "{name}");
+        assert_eq!(t["schema"]["additionalProperties"], json!(false), "{name}");
+    }
+    assert_eq!(tools["search"]["schema"]["required"], json!(["query"]));
+    assert_eq!(tools["remember"]["schema"]["required"], json!(["title", "content"]));
+    assert_eq!(tools["search"]["annotations"]["readOnlyHint"], json!(true));
+    assert_eq!(tools["forget"]["annotations"]["destructiveHint"], json!(true));
+
+    // search: compact hits, the decision first; filters hold.
+    let hits = results("search");
+    assert_eq!(hits.len(), 3);
+    assert!(hits[0]["path"].as_str().unwrap().ends_with("decision-session-store.json"), "{}", r["search"]);
+    assert_eq!(hits[0]["confidence"], "high");
+    for h in &hits {
+        for key in ["id", "path", "title", "summary", "confidence"] {
+            assert!(h[key].as_str().is_some_and(|s| !s.is_empty()), "{key} in {h}");
+        }
+        assert!(h["summary"].as_str().unwrap().chars().count() <= 161, "{h}");
+    }
+    let text = ok("search")["text"].as_str().unwrap();
+    assert!(text.contains("(id .claude/memory/decision-session-store.json#"), "{text}");
+    let filtered = results("search_filtered");
+    assert!(!filtered.is_empty());
+    assert!(
+        filtered.iter().all(|h| h["kind"] == "code" && h["path"].as_str().unwrap().starts_with("src/")),
+        "{filtered:?}"
+    );
+    tool_error("search_no_query", "needs a query");
+    tool_error("search_bad_k", "k must be an integer 1 to 50");
+    tool_error("search_unknown_argument", "no argument \"top_k\"");
+    tool_error("search_long_query", "at most 2000");
+
+    // get: by id, with neighbours, by lines, within a budget; nothing outside the project.
+    assert!(ok("get_id")["text"].as_str().unwrap().contains("Memcached evicted"), "{}", r["get_id"]);
+    let roles: Vec<&str> = ok("get_neighbours")["structured"]["chunks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["role"].as_str().unwrap())
+        .collect();
+    assert!(roles.contains(&"hit") && roles.contains(&"before") && roles.contains(&"after"), "{roles:?}");
+    let lines = &ok("get_lines")["structured"]["chunks"][0];
+    assert_eq!(lines["path"], "src/quota.ts");
+    assert!(lines["start_line"].as_u64().unwrap() <= 8 && lines["end_line"].as_u64().unwrap() >= 3, "{lines}");
+    assert!(lines["text"].as_str().unwrap().contains("interface Quota"), "{lines}");
+    let budget = &ok("get_budget")["structured"];
+    assert!(budget["tokens"].as_u64().unwrap() <= 100, "{budget}");
+    assert!(budget["left_out"].as_u64().unwrap() > 0 || budget["truncated"] == json!(true), "{budget}");
+    tool_error("get_outside", "outside the project");
+    tool_error("get_absolute_outside", "outside the project");
+    tool_error("get_not_indexed", "not in the index");
+    tool_error("get_stale_id", "search again");
+
+    // remember → searchable at once; recent lists it; forget removes it from disk and index.
+    let saved = &ok("remember")["structured"];
+    assert_eq!((saved["status"].as_str(), saved["indexed"].as_bool()), (Some("written"), Some(true)), "{saved}");
+    let id = saved["id"].as_str().unwrap().to_string();
+    let file = project.path().join(saved["path"].as_str().unwrap());
+    let record = &r["remember_file"];
+    assert_eq!((record["category"].as_str(), record["source"].as_str()), (Some("decision"), Some("mcp")));
+    assert_eq!(record["tags"], json!(["thumbnails", "images"]));
+    ok("remember_again");
+    assert_eq!(results("search_remembered")[0]["title"], "Thumbnails are WebP since November");
+    assert!(ok("recent")["text"].as_str().unwrap().starts_with(&id), "{}", r["recent"]);
+    let decisions = ok("recent_decisions")["structured"]["records"].as_array().unwrap().clone();
+    assert!(decisions.len() >= 2 && decisions.iter().all(|d| d["category"] == "decision"), "{decisions:?}");
+    tool_error("remember_secret", "mostly a secret");
+    tool_error("remember_bad_category", "lowercase letters");
+    let memory = std::fs::read_dir(project.path().join(".claude/memory")).unwrap();
+    for f in memory {
+        assert!(!std::fs::read_to_string(f.unwrap().path()).unwrap().contains("ghp_"), "a secret reached the disk");
+    }
+    ok("forget");
+    assert!(!file.exists());
+    tool_error("forget_again", "no memory record");
+    assert!(!ok("recent_after_forget")["text"].as_str().unwrap().contains(&id));
+    assert!(results("search_after_forget").iter().all(|h| h["title"] != "Thumbnails are WebP since November"));
+
+    // Protocol errors: an unknown tool, a request over the size limit (answered under its own id,
+    // so the SDK's call failed at once); the server answered everything after them.
+    assert_eq!(r["unknown_tool"]["protocol_error"], -32602, "{}", r["unknown_tool"]);
+    assert!(r["unknown_tool"]["message"].as_str().unwrap().contains("search, get, remember, forget, recent"));
+    assert_eq!(r["oversized"]["protocol_error"], -32600, "{}", r["oversized"]);
+    ok("after_all");
+    ok("legacy_search");
+
+    // The cancelled call (sent while the model was still loading) was dropped, never answered.
+    assert_eq!(r["cancel_finished"], json!(false));
+    let sent: Vec<Value> = std::fs::read_to_string(logs.path().join("auto/in.log"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let cancelled = sent
+        .iter()
+        .find(|m| m["params"]["arguments"]["query"] == "cancelled while queued")
+        .map(|m| m["id"].clone())
+        .expect("the cancelled call was sent");
+    assert!(sent.iter().any(|m| m["method"] == "notifications/cancelled" && m["params"]["requestId"] == cancelled));
+    // Nothing but responses on stdout, one per request but the cancelled one.
+    for session in ["auto", "legacy"] {
+        let answered = responses(&logs.path().join(session).join("out.log"));
+        let sent = std::fs::read_to_string(logs.path().join(session).join("in.log")).unwrap();
+        let requests = sent.lines().filter(|l| l.contains("\"id\"") && l.contains("\"method\"")).count();
+        let dropped = usize::from(session == "auto");
+        assert_eq!(answered.len(), requests - dropped, "{session}: {requests} requests");
+        if session == "auto" {
+            assert!(answered.iter().all(|m| m["id"] != cancelled), "the cancelled call was answered");
+        }
+    }
+}
+
+/// `engine mcp` with raw pipes: what a client wrote, what came back, line by line.
+struct Raw {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: mpsc::Receiver<Vec<u8>>,
+}
+
+impl Raw {
+    fn start(cwd: &Path, args: &[&str]) -> Raw {
+        Raw::start_with(cwd, args, None)
+    }
+
+    /// With `ENGINE_MODELS_DIR` set to `models`.
+    fn start_with(cwd: &Path, args: &[&str], models: Option<&Path>) -> Raw {
+        let mut cmd = Command::new(bin());
+        match models {
+            Some(m) => cmd.env("ENGINE_MODELS_DIR", m),
+            None => cmd.env_remove("ENGINE_MODELS_DIR"),
+        };
+        let mut child = cmd
+            .arg("mcp")
+            .args(args)
+            .current_dir(cwd)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut r = BufReader::new(stdout);
+            loop {
+                let mut line = Vec::new();
+                match r.read_until(b'\n', &mut line) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {
+                        if tx.send(line).is_err() {
+                            break;
+                        }
+                    }
+                }
+            }
+        });
+        Raw { stdin: child.stdin.take(), child, lines }
+    }
+
+    fn send_bytes(&mut self, bytes: &[u8]) {
+        self.stdin.as_mut().unwrap().write_all(bytes).unwrap();
+        self.stdin.as_mut().unwrap().flush().unwrap();
+    }
+
+    fn send(&mut self, message: Value) {
+        self.send_bytes(format!("{message}\n").as_bytes());
+    }
+
+    /// The next message: a whole line, valid JSON-RPC.
+    fn recv(&self) -> Value {
+        let line = self.lines.recv_timeout(Duration::from_secs(60)).expect("an answer within a minute");
+        assert!(line.ends_with(b"\n"), "a message without its newline");
+        let v: Value = serde_json::from_slice(&line)
+            .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {}", String::from_utf8_lossy(&line)));
+        check_response(&v);
+        v
+    }
+
+    /// Messages until the one answering `id`, which is returned last.
+    fn until(&self, id: i64) -> Vec<Value> {
+        let mut got = Vec::new();
+        loop {
+            let v = self.recv();
+            let done = v["id"] == id;
+            got.push(v);
+            if done {
+                return got;
+            }
+        }
+    }
+
+    fn call(&mut self, id: i64, tool: &str, arguments: Value) -> Value {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}));
+        let mut got = self.until(id);
+        let v = got.pop().unwrap();
+        assert!(got.is_empty(), "unexpected messages: {got:?}");
+        v["result"].clone()
+    }
+
+    /// Closes stdin; the server must exit 0, with nothing more on stdout.
+    fn finish(mut self) {
+        drop(self.stdin.take());
+        let started = Instant::now();
+        let status = loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                break s;
+            }
+            assert!(started.elapsed() < Duration::from_secs(30), "the server did not exit after stdin closed");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        assert_eq!(exit_code(status), 0);
+        let rest: Vec<Vec<u8>> = self.lines.try_iter().collect();
+        assert!(rest.is_empty(), "more output: {rest:?}");
+    }
+}
+
+fn text_of(result: &Value) -> &str {
+    result["content"][0]["text"].as_str().unwrap_or_default()
+}
+
+#[test]
+fn malformed_oversized_and_unknown_messages_get_errors_and_the_server_carries_on() {
+    let index = crate::common::sample_index();
+    let mut s = Raw::start(&std::env::temp_dir(), &["--index", index.to_str().unwrap()]);
+    let huge = "a".repeat(5 << 20);
+    let lines: Vec<Vec<u8>> = vec![
+        b"{not json".to_vec(),
+        br#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#.to_vec(),
+        br#""just a string""#.to_vec(),
+        br#"{"jsonrpc":"1.0","id":2,"method":"ping"}"#.to_vec(),
+        br#"{"jsonrpc":"2.0","id":3}"#.to_vec(),
+        br#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#.to_vec(),
+        br#"{"jsonrpc":"2.0","id":4,"method":"resources/list"}"#.to_vec(),
+        br#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{}}"#.to_vec(),
+        br#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"search","arguments":[1]}}"#.to_vec(),
+        format!(r#"{{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{{"name":"search","arguments":{{"query":"{huge}"}}}}}}"#).into_bytes(),
+        format!(r#"{{"method":"tools/call","params":{{"q":"{huge}"}},"id":8}}"#).into_bytes(),
+        b"\xff\xfe{}".to_vec(),
+        br#"{"jsonrpc":"2.0","method":"notifications/whatever"}"#.to_vec(),
+        br#"{"jsonrpc":"2.0","id":99,"result":{}}"#.to_vec(),
+        b"   ".to_vec(),
+        br#"{"jsonrpc":"2.0","id":"x-1","method":"tools/call","params":{"name":"search","arguments":{"query":"redis sessions","k":2}}}"#.to_vec(),
+        br#"{"jsonrpc":"2.0","id":10,"method":"ping"}"#.to_vec(),
+    ];
+    for l in &lines {
+        s.send_bytes(&[l.as_slice(), b"\n"].concat());
+    }
+    let mut got = Vec::new();
+    while !got.iter().any(|m: &Value| m["id"] == "x-1") || !got.iter().any(|m: &Value| m["id"] == 10) {
+        got.push(s.recv());
+    }
+    let error = |id: Value| -> i64 {
+        let m = got
+            .iter()
+            .find(|m| m["id"] == id && m.get("error").is_some())
+            .unwrap_or_else(|| panic!("no error for {id}: {got:?}"));
+        m["error"]["code"].as_i64().unwrap()
+    };
+    let nulls: Vec<i64> =
+        got.iter().filter(|m| m["id"].is_null()).map(|m| m["error"]["code"].as_i64().unwrap()).collect();
+    // Not JSON, a batch, a string, an id of null, an oversized message whose id comes too late
+    // to be read, invalid UTF-8.
+    assert_eq!(nulls, [-32700, -32600, -32600, -32600, -32600, -32700], "{got:?}");
+    assert_eq!(error(json!(2)), -32600);
+    assert_eq!(error(json!(3)), -32600);
+    assert_eq!(error(json!(4)), -32601);
+    assert_eq!(error(json!(5)), -32602);
+    assert_eq!(error(json!(6)), -32602);
+    assert_eq!(error(json!(7)), -32600, "oversized, answered under its own id");
+    let search = got.iter().find(|m| m["id"] == "x-1").unwrap();
+    assert_eq!(search["result"]["isError"], json!(false), "{search}");
+    assert!(text_of(&search["result"]).contains("Redis"), "{search}");
+    assert_eq!(got.iter().find(|m| m["id"] == 10).unwrap()["result"], json!({}));
+    assert_eq!(got.len(), 14, "one answer per request, none for notifications and responses: {got:?}");
+    s.finish();
+}
+
+#[test]
+fn a_call_cancelled_while_queued_gets_no_answer_and_the_next_one_does() {
+    let index = crate::common::sample_index();
+    let mut s = Raw::start(&std::env::temp_dir(), &["--index", index.to_str().unwrap()]);
+    // All at once, while the server still loads the model: the first search is queued when its
+    // cancellation arrives.
+    let call = |id: i64, q: &str| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "search", "arguments": {"query": q}}});
+    let batch = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        call(2, "redis sessions"),
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2, "reason": "changed my mind"}}),
+        call(3, "upload quota"),
+        // Cancelling what is not running (unknown, or already answered) changes nothing.
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 77}}),
+    ];
+    s.send_bytes(batch.iter().map(|m| format!("{m}\n")).collect::<String>().as_bytes());
+    let got = s.until(3);
+    assert_eq!(got[0]["result"]["protocolVersion"], "2025-06-18", "the version the client asked for");
+    assert_eq!(got.len(), 2, "no answer for the cancelled call: {got:?}");
+    assert!(text_of(&got[1]["result"]).contains("quota"), "{}", got[1]);
+    s.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 3}}));
+    let after = s.call(4, "search", json!({"query": "redis sessions", "k": 1}));
+    assert!(text_of(&after).contains("Redis"), "{after}");
+    s.finish();
+}
+
+#[test]
+fn an_index_that_appears_or_changes_while_the_server_runs_is_picked_up() {
+    let project = crate::common::sample_copy();
+    let mut s = Raw::start(project.path(), &[]);
+    let none = s.call(1, "search", json!({"query": "sessions"}));
+    assert_eq!(none["isError"], json!(true));
+    assert!(text_of(&none).contains("no index") && text_of(&none).contains("engine index"), "{none}");
+    // Memory works without an index; the record waits for the first index run.
+    let saved = s.call(2, "remember", json!({"title": "Zebra releases ship on Thursdays", "content": "Releases named after animals ship on Thursdays after the freeze.", "category": "convention"}));
+    assert_eq!(saved["isError"], json!(false), "{saved}");
+    assert!(text_of(&saved).contains("no index yet"), "{saved}");
+    index(project.path());
+    let found = s.call(3, "search", json!({"query": "when do zebra releases ship?", "k": 1}));
+    assert!(text_of(&found).contains("Zebra releases ship on Thursdays"), "{found}");
+    // A new generation (a file added and indexed by another process) is searched at once.
+    std::fs::write(project.path().join("docs/okapi.md"), "# Okapi\n\nThe okapi cache warms every morning at six.\n")
+        .unwrap();
+    index(project.path());
+    let fresh = s.call(4, "search", json!({"query": "okapi cache warming", "k": 1}));
+    assert!(text_of(&fresh).contains("docs/okapi.md"), "{fresh}");
+    let got = s.call(5, "get", json!({"path": "docs/okapi.md"}));
+    assert!(text_of(&got).contains("warms every morning"), "{got}");
+    s.finish();
+}
+
+#[test]
+fn without_a_model_search_answers_from_bm25_and_says_so_and_memory_is_still_saved() {
+    let project = indexed_sample();
+    let broken = crate::common::broken_models();
+    let mut s = Raw::start_with(project.path(), &[], Some(broken.path()));
+    let found = s.call(1, "search", json!({"query": "why did we move sessions to redis?", "k": 2}));
+    assert_eq!(found["isError"], json!(false), "{found}");
+    assert!(text_of(&found).contains("BM25 only") && text_of(&found).contains("Redis"), "{found}");
+    assert_eq!(found["structuredContent"]["degraded"], json!(true));
+    let vector = s.call(2, "search", json!({"query": "sessions", "mode": "vector"}));
+    assert!(text_of(&vector).contains("BM25 only"), "{vector}");
+    let saved =
+        s.call(3, "remember", json!({"title": "Backups run at two", "content": "Nightly backups start at 02:00 UTC."}));
+    assert_eq!(saved["isError"], json!(false), "{saved}");
+    assert!(text_of(&saved).contains("no embedding model"), "{saved}");
+    assert!(std::fs::read_dir(project.path().join(".claude/memory")).unwrap().count() == 4, "the record is on disk");
+    s.finish();
+}
+
+#[test]
+fn install_and_uninstall_merge_into_claude_code_configuration_and_restore_it() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let mcp = |args: &[&str], cwd: &Path| {
+        let out = Command::new(bin()).arg("mcp").args(args).current_dir(cwd).env("HOME", home.path()).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    // Project scope: .mcp.json, created, then removed again.
+    let file = project.path().join(".mcp.json");
+    assert!(mcp(&["install"], project.path()).contains("added"));
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(v["mcpServers"]["engine"]["command"], bin().to_str().unwrap());
+    assert_eq!(v["mcpServers"]["engine"]["args"], json!(["mcp"]));
+    assert!(mcp(&["install", "--project"], project.path()).contains("already installed"));
+    mcp(&["uninstall"], project.path());
+    assert!(!file.exists());
+    // User scope: ~/.claude.json keeps every other key and server, and comes back byte for byte.
+    let user = home.path().join(".claude.json");
+    let original = "{\n  \"numStartups\": 12,\n  \"mcpServers\": {\n    \"docs\": {\n      \"type\": \"stdio\",\n      \"command\": \"docs-server\",\n      \"args\": []\n    }\n  },\n  \"projects\": {\n    \"/p\": {\n      \"allowedTools\": []\n    }\n  }\n}\n";
+    std::fs::write(&user, original).unwrap();
+    assert!(mcp(&["install", "--user"], project.path()).contains("previous file kept"));
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&user).unwrap()).unwrap();
+    assert_eq!(v.as_object().unwrap().keys().collect::<Vec<_>>(), ["numStartups", "mcpServers", "projects"]);
+    assert_eq!(v["mcpServers"]["docs"]["command"], "docs-server");
+    assert_eq!(v["mcpServers"]["engine"]["args"], json!(["mcp"]));
+    assert_eq!(std::fs::read_to_string(home.path().join(".claude.json.bak")).unwrap(), original);
+    mcp(&["uninstall", "--user"], project.path());
+    assert_eq!(std::fs::read_to_string(&user).unwrap(), original);
+    assert!(mcp(&["uninstall", "--user"], project.path()).contains("no engine MCP server"));
+}
