@@ -104,10 +104,10 @@ fn pre_compact_then_session_end_updates_the_session_record_in_place() {
     assert!(session["content"].as_str().unwrap().contains("ended (prompt_input_exit)"));
     assert_eq!(session["created"], json(&before[&session_file(&before)[0]])["created"], "created is kept");
     // Records of the first part stay as they were, but for the session's running ones (its
-    // session record, the last part of its notes).
+    // session record, the last part of its notes, the names its edits brought in).
     for (name, text) in &before {
         let category = json(text)["category"].clone();
-        if category != "session" && category != "notes" {
+        if !["session", "notes", "changes"].iter().any(|c| category == *c) {
             assert_eq!(after.get(name), Some(text), "{name} changed");
         }
     }
@@ -186,11 +186,13 @@ fn session_start_gives_each_source_its_own_digest() {
     // Right after a compaction of that session: what was captured from it, then knowledge.
     let out = start("compact", LONG[0]);
     let own = out.find("category=\"session\"").unwrap_or_else(|| panic!("{out}"));
-    assert!(out.contains("category=\"bugfix\"") || out.contains("category=\"notes\""), "{out}");
-    assert!(own < out.find("category=\"decision\"").unwrap_or(usize::MAX), "{out}");
+    let summary = out.find("category=\"summary\"").unwrap_or_else(|| panic!("its summary: {out}"));
+    assert!(own < summary, "the session record first: {out}");
+    let knowledge = out.find("Moved sessions from Memcached").unwrap_or(usize::MAX);
+    assert!(summary < knowledge, "its own records before project knowledge: {out}");
     // Resuming it: its own records, no project knowledge beyond them.
     let out = start("resume", LONG[0]);
-    assert!(out.contains("category=\"session\"") && !out.contains("category=\"decision\""), "{out}");
+    assert!(out.contains("category=\"session\"") && !out.contains("Moved sessions from Memcached"), "{out}");
     // Another session resumed: none of these records.
     let out = start("resume", "someone-else");
     assert!(!out.contains("category=\"session\""), "{out}");
