@@ -434,10 +434,6 @@ pub(crate) fn session_digest(
 ) -> Result<Option<String>> {
     use crate::memory::{category, MemoryStore, Stored};
     let config = &settings.hook;
-    let meta = crate::index::store::read_meta(
-        &crate::index::store::current_generation(index)?
-            .ok_or_else(|| crate::Error::IndexMissing { path: index.to_path_buf() })?,
-    )?;
     let all = MemoryStore::at_root(root).load()?;
     let gone = crate::memory::superseded(&all);
     let mut live: Vec<&Stored> = all.iter().filter(|s| !gone.contains(&s.record.id)).collect();
@@ -511,6 +507,11 @@ pub(crate) fn session_digest(
         body.push_str(&line);
     }
     if changes {
+        // Only the file list needs the index's metadata (large on a large index).
+        let meta = crate::index::store::read_meta(
+            &crate::index::store::current_generation(index)?
+                .ok_or_else(|| crate::Error::IndexMissing { path: index.to_path_buf() })?,
+        )?;
         let changed = changed_since_last_session(index, &meta);
         if !changed.is_empty() {
             let head = format!("<memory-note>Changed since the last session ({} files): ", changed.len());
@@ -611,49 +612,6 @@ fn has_ours(settings: &Value) -> bool {
         .any(|h| h["command"].as_str().is_some_and(is_ours))
 }
 
-/// A settings file as found: its text (`None` when there is no file) and its JSON (`{}` when
-/// there is no file or it is blank).
-struct SettingsFile {
-    text: Option<String>,
-    value: Value,
-}
-
-fn read_settings(path: &Path) -> Result<SettingsFile> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => {
-            let value = if text.trim().is_empty() {
-                serde_json::json!({})
-            } else {
-                serde_json::from_str(&text).map_err(|e| {
-                    crate::Error::InvalidInput(format!("{} is not valid JSON ({e}); left unchanged", path.display()))
-                })?
-            };
-            Ok(SettingsFile { text: Some(text), value })
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            Ok(SettingsFile { text: None, value: serde_json::json!({}) })
-        }
-        Err(e) => Err(crate::Error::io(format!("reading {}", path.display()), e)),
-    }
-}
-
-/// The settings as install and uninstall write them: pretty JSON in the file's own key order
-/// (serde_json's `preserve_order`), ending in a newline when the file did or is new.
-fn render(value: &Value, old_text: Option<&str>) -> String {
-    let mut text = serde_json::to_string_pretty(value).unwrap_or_default();
-    if old_text.is_none_or(|t| t.ends_with('\n')) {
-        text.push('\n');
-    }
-    text
-}
-
-/// Where install keeps the user's file as it was: `settings.json.bak` next to the path given.
-pub(crate) fn backup_path(path: &Path) -> PathBuf {
-    let mut p = path.as_os_str().to_owned();
-    p.push(".bak");
-    PathBuf::from(p)
-}
-
 /// What install or uninstall did.
 #[derive(Debug, PartialEq)]
 pub struct InstallReport {
@@ -666,7 +624,7 @@ pub struct InstallReport {
 /// Merges the engine's hook entries into a Claude Code settings file, keeping everything else.
 /// Idempotent: events that already run an engine hook (any binary's) are left alone.
 pub fn install(path: &Path, exe: &Path) -> Result<InstallReport> {
-    let old = read_settings(path)?;
+    let old = crate::json_file::read(path)?;
     let mut new = old.value.clone();
     if !new.is_object() {
         return Err(crate::Error::InvalidInput(format!(
@@ -710,21 +668,10 @@ pub fn install(path: &Path, exe: &Path) -> Result<InstallReport> {
     // The backup is the user's own file. One that already holds entries of ours is the result of
     // an earlier install (or a partial one): saving it would overwrite the real original.
     let backup = match &old.text {
-        Some(text) if !has_ours(&old.value) => {
-            let b = backup_path(path);
-            // Before the settings are touched: a failure here changes nothing.
-            write_atomic(&b, text.as_bytes()).map_err(|e| match e {
-                crate::Error::Io { source, .. } => crate::Error::io(
-                    format!("backing up {} to {} (nothing changed)", path.display(), b.display()),
-                    source,
-                ),
-                other => other,
-            })?;
-            Some(b)
-        }
+        Some(text) if !has_ours(&old.value) => Some(crate::json_file::backup(path, text)?),
         _ => None,
     };
-    write_atomic(path, render(&new, old.text.as_deref()).as_bytes())?;
+    write_atomic(path, crate::json_file::render(&new, old.text.as_deref()).as_bytes())?;
     Ok(InstallReport { changed, backup })
 }
 
@@ -732,7 +679,7 @@ pub fn install(path: &Path, exe: &Path) -> Result<InstallReport> {
 /// other hooks and settings stay, in their order. Writes no backup: the file it changes holds our
 /// entries, and the backup is kept for the user's own file.
 pub fn uninstall(path: &Path) -> Result<InstallReport> {
-    let old = read_settings(path)?;
+    let old = crate::json_file::read(path)?;
     let mut new = old.value.clone();
     let mut changed = Vec::new();
     if let Some(hooks) = new.get_mut("hooks").and_then(Value::as_object_mut) {
@@ -763,7 +710,7 @@ pub fn uninstall(path: &Path) -> Result<InstallReport> {
         }
     }
     if !changed.is_empty() {
-        write_atomic(path, render(&new, old.text.as_deref()).as_bytes())?;
+        write_atomic(path, crate::json_file::render(&new, old.text.as_deref()).as_bytes())?;
     }
     Ok(InstallReport { changed, backup: None })
 }
@@ -890,7 +837,7 @@ mod tests {
     fn old_style_entries_count_as_ours_and_a_modified_file_is_never_backed_up() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("settings.json");
-        let bak = backup_path(&path);
+        let bak = crate::json_file::backup_path(&path);
         std::fs::write(&bak, "the user's original\n").unwrap();
         // An install from before the marker, of one event only (the user removed the others).
         let old = serde_json::json!({"hooks": {"UserPromptSubmit": [

@@ -58,6 +58,7 @@ mod builder;
 mod fuse;
 mod hit;
 mod intent;
+mod json_file;
 mod prompt;
 mod record;
 mod search;

@@ -199,21 +199,12 @@ impl MemoryStore {
         let mut out = Vec::new();
         for path in paths {
             let Ok(text) = std::fs::read_to_string(&path) else { continue };
-            let Some(records) = parse(&text) else { continue };
             let modified = std::fs::metadata(&path).and_then(|m| m.modified()).ok().map(rfc3339);
-            let n = records.len();
-            for (position, mut record) in records.into_iter().enumerate() {
-                if record.id.is_empty() {
-                    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-                    record.id = short_hash(&format!("{name}#{position}"));
+            for mut s in stored_in(&path, &text) {
+                if s.record.created.is_empty() {
+                    s.record.created = modified.clone().unwrap_or_default();
                 }
-                if record.hash.is_empty() {
-                    record.hash = content_hash(&record.category, &record.title, &record.content);
-                }
-                if record.created.is_empty() {
-                    record.created = modified.clone().unwrap_or_default();
-                }
-                out.push(Stored { path: path.clone(), position, in_file: n, record });
+                out.push(s);
             }
         }
         Ok(out)
@@ -361,23 +352,38 @@ fn write_values(path: &Path, values: &[serde_json::Value]) -> Result<()> {
     write_atomic(path, &bytes)
 }
 
-/// Whether most of `text` (by non-whitespace bytes) is secret-looking: `engine memory add` and
-/// import refuse such a record rather than store a redaction marker.
-pub fn mostly_secret(text: &str) -> bool {
-    let (_, secret) = crate::secrets::redact(text);
-    crate::secrets::mostly(text, secret)
-}
-
-/// Names of the kinds of secret found in `text` (`GitHub token`, …), for messages; never the
-/// secret itself.
-pub fn secret_kinds(text: &str) -> Vec<&'static str> {
-    crate::secrets::kinds(text)
+/// Refuses a `what` (title, content…) that is mostly secret-looking (by non-whitespace bytes):
+/// `engine memory add`, edit, import and the MCP `remember` tool refuse such a record rather than
+/// store a redaction marker. The error names the kinds of secret, never the secret.
+pub fn refuse_secret(what: &str, text: &str) -> Result<()> {
+    if !crate::secrets::mostly_secret(text) {
+        return Ok(());
+    }
+    Err(Error::InvalidInput(format!("the {what} is mostly a secret ({})", crate::secrets::kinds(text).join(", "))))
 }
 
 fn to_file(record: &MemoryRecord) -> Vec<u8> {
     let mut t = serde_json::to_string_pretty(record).expect("a record serializes");
     t.push('\n');
     t.into_bytes()
+}
+
+/// The records of the file `path` holding `text` (none when it is not records). A record written
+/// by hand gets an id from the file's name and its position, and its hash.
+fn stored_in(path: &Path, text: &str) -> Vec<Stored> {
+    let records = parse(text).unwrap_or_default();
+    let n = records.len();
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let stored = records.into_iter().enumerate().map(|(position, mut record)| {
+        if record.id.is_empty() {
+            record.id = short_hash(&format!("{name}#{position}"));
+        }
+        if record.hash.is_empty() {
+            record.hash = content_hash(&record.category, &record.title, &record.content);
+        }
+        Stored { path: path.to_path_buf(), position, in_file: n, record }
+    });
+    stored.collect()
 }
 
 /// A file's records, in the forms [`crate::record::parse`] accepts; `None` when it holds none.
@@ -454,18 +460,7 @@ pub fn superseded(records: &[Stored]) -> HashSet<String> {
 /// The superseded records among memory documents given as (document id, text): (document id,
 /// record title) pairs, for search to rank below what replaces them.
 pub(crate) fn superseded_in<'a>(docs: impl Iterator<Item = (&'a str, &'a str)>) -> Vec<(String, String)> {
-    let mut all = Vec::new();
-    for (doc, text) in docs {
-        let Some(records) = parse(text) else { continue };
-        let n = records.len();
-        let name = Path::new(doc).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        for (position, mut record) in records.into_iter().enumerate() {
-            if record.id.is_empty() {
-                record.id = short_hash(&format!("{name}#{position}"));
-            }
-            all.push(Stored { path: PathBuf::from(doc), position, in_file: n, record });
-        }
-    }
+    let all: Vec<Stored> = docs.flat_map(|(doc, text)| stored_in(Path::new(doc), text)).collect();
     let gone = superseded(&all);
     let mut out: Vec<(String, String)> = all
         .into_iter()
@@ -768,11 +763,13 @@ mod tests {
     #[test]
     fn a_text_that_is_mostly_a_secret_is_told_apart() {
         let token = format!("ghp_{}", "a1B2".repeat(10));
-        assert!(mostly_secret(&token));
-        assert!(mostly_secret(&format!("token {token}")));
-        assert!(!mostly_secret(&format!("The deploy job pushes with {token} from the CI secrets store.")));
-        assert!(!mostly_secret("no secret here"));
-        assert_eq!(secret_kinds(&token), ["GitHub token"]);
+        let refused = |t: &str| refuse_secret("content", t).is_err();
+        assert!(refused(&token));
+        assert!(refused(&format!("token {token}")));
+        assert!(!refused(&format!("The deploy job pushes with {token} from the CI secrets store.")));
+        assert!(!refused("no secret here"));
+        let message = refuse_secret("content", &token).unwrap_err().to_string();
+        assert_eq!(message, "the content is mostly a secret (GitHub token)");
     }
 
     #[test]

@@ -143,7 +143,6 @@ pub(crate) fn kinds(text: &str) -> Vec<&'static str> {
 }
 
 /// Whether most of the text (by non-whitespace bytes) is secret.
-#[cfg(test)]
 pub(crate) fn mostly_secret(text: &str) -> bool {
     mostly(text, redact(text).1)
 }

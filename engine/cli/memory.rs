@@ -318,13 +318,8 @@ fn since_arg(since: Option<String>) -> Result<Option<i64>> {
 
 /// Refuses a text that is mostly a secret: redacted, nothing useful would be left.
 fn refuse_secret(what: &str, text: &str) -> Result<()> {
-    if memory::mostly_secret(text) {
-        return Err(invalid(format!(
-            "the {what} is mostly a secret ({}); not saved: memory records are plain files in the project",
-            memory::secret_kinds(text).join(", ")
-        )));
-    }
-    Ok(())
+    memory::refuse_secret(what, text)
+        .map_err(|e| invalid(format!("{e}; not saved: memory records are plain files in the project")))
 }
 
 /// A path for a person: relative to the current directory when under it.
@@ -649,12 +644,7 @@ fn edit_in_editor(record: &MemoryRecord) -> Result<Option<MemoryRecord>> {
     check.id = record.id.clone();
     check.seal();
     memory::validate(&check).map_err(|e| kept(format!("the edited record is not valid: {e}")))?;
-    if memory::mostly_secret(&edited.content) {
-        return Err(kept(format!(
-            "the edited content is mostly a secret ({})",
-            memory::secret_kinds(&edited.content).join(", ")
-        )));
-    }
+    memory::refuse_secret("edited content", &edited.content).map_err(|e| kept(e.to_string()))?;
     let _ = std::fs::remove_file(&path);
     Ok(Some(edited))
 }
@@ -809,9 +799,7 @@ fn import_line(line: &str) -> std::result::Result<MemoryRecord, String> {
         r.updated = r.created.clone();
     }
     for (what, text) in [("title", &r.title), ("content", &r.content)] {
-        if memory::mostly_secret(text) {
-            return Err(format!("the {what} is mostly a secret ({})", memory::secret_kinds(text).join(", ")));
-        }
+        memory::refuse_secret(what, text).map_err(|e| e.to_string())?;
     }
     r.seal();
     if r.id.is_empty() {

@@ -37,34 +37,10 @@ fn is_ours(entry: &Value) -> bool {
     entry["args"].as_array().is_some_and(|a| a.len() == 1 && a[0] == "mcp") && entry["command"].is_string()
 }
 
-/// The file's text (`None`: no file) and its JSON (`{}` when missing or blank).
-fn read(path: &Path) -> Result<(Option<String>, Value)> {
-    match std::fs::read_to_string(path) {
-        Ok(text) if text.trim().is_empty() => Ok((Some(text), json!({}))),
-        Ok(text) => {
-            let value = serde_json::from_str(&text).map_err(|e| {
-                Error::InvalidInput(format!("{} is not valid JSON ({e}); left unchanged", path.display()))
-            })?;
-            Ok((Some(text), value))
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok((None, json!({}))),
-        Err(e) => Err(Error::io(format!("reading {}", path.display()), e)),
-    }
-}
-
-/// Pretty JSON in the file's own key order, ending in a newline when the file did or is new.
-fn render(value: &Value, old: Option<&str>) -> Vec<u8> {
-    let mut text = serde_json::to_string_pretty(value).unwrap_or_default();
-    if old.is_none_or(|t| t.ends_with('\n')) {
-        text.push('\n');
-    }
-    text.into_bytes()
-}
-
 /// Adds (or points at `exe` again) the `engine` server in the MCP configuration file `path`,
 /// keeping everything else. Idempotent: nothing is written when the same entry is there.
 pub fn install(path: &Path, exe: &Path) -> Result<InstallReport> {
-    let (old_text, old) = read(path)?;
+    let crate::json_file::JsonFile { text: old_text, value: old } = crate::json_file::read(path)?;
     let mut new = old.clone();
     let Some(top) = new.as_object_mut() else {
         return Err(Error::InvalidInput(format!("{}: top level is not an object; left unchanged", path.display())));
@@ -93,26 +69,17 @@ pub fn install(path: &Path, exe: &Path) -> Result<InstallReport> {
     }
     let had_ours = old["mcpServers"].get(SERVER_NAME).is_some();
     let backup = match &old_text {
-        Some(text) if !had_ours => {
-            let b = crate::hook::backup_path(path);
-            write_atomic(&b, text.as_bytes()).map_err(|e| match e {
-                Error::Io { source, .. } => {
-                    Error::io(format!("backing up {} to {} (nothing changed)", path.display(), b.display()), source)
-                }
-                other => other,
-            })?;
-            Some(b)
-        }
+        Some(text) if !had_ours => Some(crate::json_file::backup(path, text)?),
         _ => None,
     };
-    write_atomic(path, &render(&new, old_text.as_deref()))?;
+    write_atomic(path, crate::json_file::render(&new, old_text.as_deref()).as_bytes())?;
     Ok(InstallReport { changed: vec![SERVER_NAME.to_string()], backup })
 }
 
 /// Removes the entry install wrote; other servers and keys stay. A `.mcp.json` left holding
 /// nothing (install created it) is removed.
 pub fn uninstall(path: &Path) -> Result<InstallReport> {
-    let (old_text, old) = read(path)?;
+    let crate::json_file::JsonFile { text: old_text, value: old } = crate::json_file::read(path)?;
     let nothing = InstallReport { changed: Vec::new(), backup: None };
     if !old["mcpServers"].get(SERVER_NAME).is_some_and(is_ours) {
         return Ok(nothing);
@@ -128,7 +95,7 @@ pub fn uninstall(path: &Path) -> Result<InstallReport> {
         let target = crate::atomic::resolve_links(path);
         std::fs::remove_file(&target).map_err(|e| Error::io(format!("removing {}", target.display()), e))?;
     } else {
-        write_atomic(path, &render(&new, old_text.as_deref()))?;
+        write_atomic(path, crate::json_file::render(&new, old_text.as_deref()).as_bytes())?;
     }
     Ok(InstallReport { changed: vec![SERVER_NAME.to_string()], backup: None })
 }

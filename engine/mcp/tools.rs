@@ -604,12 +604,9 @@ impl State {
             return Err(format!("at most {MAX_TAGS} tags of at most {MAX_TAG_CHARS} characters each"));
         }
         for (what, text) in [("title", &title), ("content", &content)] {
-            if memory::mostly_secret(text) {
-                return Err(format!(
-                    "not saved: the {what} is mostly a secret ({}); memory records are plain files in the project. Describe the secret's purpose instead, never its value",
-                    memory::secret_kinds(text).join(", ")
-                ));
-            }
+            memory::refuse_secret(what, text).map_err(|e| {
+                format!("not saved: {e}; memory records are plain files in the project. Describe the secret's purpose instead, never its value")
+            })?;
         }
         let mut record = MemoryRecord::new(&category, &title, &content, "");
         record.source = "mcp".into();
