@@ -142,7 +142,8 @@ pub fn run(input: &[u8], plain: bool) -> Outcome {
             // No index yet: the records are still worth keeping, in a project of one's own.
             let home = std::env::var_os("HOME").map(PathBuf::from);
             return match auto_index_root(&cwd, home.as_deref()) {
-                Some(root) => on_capture(&payload, &root, None, &Settings::default()),
+                // The project's engine.toml applies even before it has an index ([capture] enabled).
+                Some(root) => on_capture(&payload, &root, None, &project_settings(&root.join(".engine")).0),
                 None => Outcome::quiet(format!("no project of yours at or above {}; nothing captured", cwd.display())),
             };
         }

@@ -236,3 +236,13 @@ fn a_newer_record_outranks_the_one_it_supersedes() {
         }
     }
 }
+
+#[test]
+fn a_project_that_turned_capture_off_gets_nothing_even_before_it_has_an_index() {
+    let p = bare_project();
+    std::fs::write(p.path().join("engine.toml"), "[capture]\nenabled = false\n").unwrap();
+    let transcript = transcripts().join("short.jsonl");
+    let (code, out, err) = hook(&event("SessionEnd", p.path(), "s-off", &transcript, "logout"), &[], &[]);
+    assert_eq!((code, out.as_str(), err.as_str()), (0, "", ""));
+    assert!(records(p.path()).is_empty());
+}
