@@ -65,6 +65,10 @@ pub struct Timings {
     pub fuse: f64,
     /// The rerank stage (0 when it did not run).
     pub rerank: f64,
+    /// Loading, boosting and de-duplicating the fused candidates.
+    pub candidates: f64,
+    /// Snippets (and explanations) of the hits returned.
+    pub hits: f64,
     /// Query-level evidence and abstention.
     pub evidence: f64,
     /// The whole search, end to end.
@@ -407,9 +411,10 @@ impl Engine {
                 &self.settings.rerank,
             );
         let wanted = if reranking { req.k.max(self.settings.rerank.top_k) } else { req.k };
-        let mut candidates = self.candidates(&snapshot, fused, &legs, &intent, wanted)?;
+        let mut candidates =
+            timed(&mut timings.candidates, || self.candidates(&snapshot, fused, &legs, &intent, wanted))?;
         let rerank = timed(&mut timings.rerank, || reranking.then(|| self.rerank(query, &mut candidates)).flatten());
-        let mut results = self.hits(candidates, req, query, weights);
+        let mut results = timed(&mut timings.hits, || self.hits(candidates, req, query, weights));
         let (evidence, verdict) =
             timed(&mut timings.evidence, || self.labels(&snapshot, query, &intent, &mut results, req.evidence));
         timings.total = ms(started);
@@ -460,10 +465,13 @@ impl Engine {
     ) -> Result<Legs> {
         let (mode, n) = (req.mode, self.settings.search.top_n.max(req.k));
         let (want_lex, want_vec) = (mode != Mode::Vector, mode != Mode::Bm25);
-        let ((lexical, lex_ms), (vector, vec_ms)) = rayon::join(
-            || self.timed(want_lex, || snapshot.lexical(&self.settings.bm25, query, n)),
-            || self.timed(want_vec, || self.vector_leg(query, n)),
-        );
+        // A thread of its own for the lexical leg: rayon::join from outside its pool (the daemon,
+        // the MCP server) queues both halves and often runs them one after the other.
+        let ((lexical, lex_ms), (vector, vec_ms)) = std::thread::scope(|scope| {
+            let lexical = scope.spawn(|| self.timed(want_lex, || snapshot.lexical(&self.settings.bm25, query, n)));
+            let vector = self.timed(want_vec, || self.vector_leg(query, n));
+            (lexical.join().expect("the lexical leg panicked"), vector)
+        });
         timings.bm25 = lex_ms;
         let mut legs = Legs::default();
         match vector {
@@ -603,20 +611,20 @@ impl Engine {
             })
             .collect();
         let total: f32 = weights.iter().map(|w| w.2).sum();
-        let share = |keep: &dyn Fn(&(&String, u64, f32)) -> bool| {
+        // The share of the query's term weight held by the terms `keep` (an index into `terms`) picks.
+        let share = |keep: &dyn Fn(usize) -> bool| {
             if total > 0.0 {
-                weights.iter().filter(|w| keep(w)).map(|w| w.2).sum::<f32>() / total
+                weights.iter().enumerate().filter(|(i, _)| keep(*i)).map(|(_, w)| w.2).sum::<f32>() / total
             } else {
                 0.0
             }
         };
-        let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
+        let mut seen = vec![false; terms.len()];
         for (i, h) in results.iter_mut().take(measured).enumerate() {
-            let words: std::collections::HashSet<String> =
-                bm25::terms(&format!("{}\n{}\n{}", h.title, h.path, h.text)).into_iter().collect();
-            h.coverage = Some(share(&|w| words.contains(w.0.as_str())));
+            let found = bm25::occurring(&terms, &[&h.title, &h.path, &h.text]);
+            h.coverage = Some(share(&|t| found[t]));
             if i < config.coverage_hits {
-                seen.extend(words);
+                seen.iter_mut().zip(&found).for_each(|(s, f)| *s |= f);
             }
         }
         Evidence {
@@ -627,8 +635,8 @@ impl Engine {
                 c.get(1).copied()
             },
             top_bm25: results.iter().filter_map(|h| h.bm25).reduce(f32::max),
-            coverage: share(&|w| seen.contains(w.0.as_str())),
-            unseen: share(&|w| w.1 == 0),
+            coverage: share(&|t| seen[t]),
+            unseen: share(&|t| weights[t].1 == 0),
             // The fused ranks are already on the hit: no second list of each leg's top keys.
             agreement: results.first().is_some_and(|b| {
                 let within = |rank: Option<usize>| rank.is_some_and(|r| r <= config.agreement_rank);

@@ -258,6 +258,27 @@ pub fn terms(text: &str) -> Vec<String> {
     out
 }
 
+/// Which of `terms` (sorted analyzed terms, as [`terms`] makes them) occur among the analyzed
+/// words of `texts`. Reads no further than it must and keeps no word: this runs on every hit
+/// shown, for every query.
+pub fn occurring(terms: &[String], texts: &[&str]) -> Vec<bool> {
+    let mut found = vec![false; terms.len()];
+    let mut left = terms.len();
+    let mut a = analyzer();
+    for text in texts {
+        let mut stream = a.token_stream(text);
+        while left > 0 && stream.advance() {
+            if let Ok(i) = terms.binary_search_by(|t| t.as_str().cmp(&stream.token().text)) {
+                if !found[i] {
+                    found[i] = true;
+                    left -= 1;
+                }
+            }
+        }
+    }
+    found
+}
+
 /// The BM25 query: every analyzed term of the query, in every boosted field, as SHOULD clauses.
 pub fn query(fields: &Fields, config: &Bm25Config, text: &str) -> Option<Box<dyn Query>> {
     let mut terms = terms(text);
@@ -331,6 +352,17 @@ mod tests {
         assert_eq!(raw("std::io::Read"), ["std", "io", "Read", "std::io::Read"]);
         assert_eq!(raw("os.path.join(x)"), ["os", "path", "join", "os.path.join", "x"]);
         assert_eq!(raw("The end. Next"), ["The", "end", "Next"]);
+    }
+
+    #[test]
+    fn occurring_finds_analyzed_terms_across_texts() {
+        let mut q = terms("parsing the Sessions cache budget");
+        q.sort();
+        q.dedup();
+        let found = occurring(&q, &["Session store", "src/cache.rs", "fn parseConfig() {}"]);
+        let hit: Vec<&str> = q.iter().zip(&found).filter(|(_, f)| **f).map(|(t, _)| t.as_str()).collect();
+        assert_eq!(hit, ["cach", "pars", "session"]);
+        assert_eq!(occurring(&q, &[]), vec![false; q.len()]);
     }
 
     #[test]
