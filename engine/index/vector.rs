@@ -69,6 +69,11 @@ impl VectorStore {
         self.graph_rows
     }
 
+    /// The HNSW candidate-list size searches use (see [`VectorConfig::ef_search_for`]).
+    pub fn ef_search(&self) -> usize {
+        self.ef_search
+    }
+
     /// Whether the store holds no vector.
     pub fn is_empty(&self) -> bool {
         self.vids.is_empty()
@@ -138,7 +143,8 @@ impl VectorStore {
         } else {
             None
         };
-        Ok(VectorStore { dim, vids, data, graph, graph_rows, dead, ef_search: config.ef_search })
+        let ef_search = config.ef_search_for(graph_rows);
+        Ok(VectorStore { dim, vids, data, graph, graph_rows, dead, ef_search })
     }
 
     /// The `k` nearest rows to `query` as (row index, cosine), best first.
