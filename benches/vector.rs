@@ -13,7 +13,14 @@ use std::time::Instant;
 fn main() {
     let dir = std::path::PathBuf::from(std::env::var("ENGINE_BENCH_INDEX").expect("ENGINE_BENCH_INDEX"));
     let gen = store::current_generation(&dir).unwrap().expect("an index");
-    let config = VectorConfig::default();
+    // ENGINE_BENCH_M / ENGINE_BENCH_EF_CONSTRUCTION: build settings to try instead of the defaults.
+    let env = |name: &str, default: usize| std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default);
+    let defaults = VectorConfig::default();
+    let config = VectorConfig {
+        m: env("ENGINE_BENCH_M", defaults.m),
+        ef_construction: env("ENGINE_BENCH_EF_CONSTRUCTION", defaults.ef_construction),
+        ..defaults
+    };
     let store = VectorStore::open(&gen, false, &config).unwrap();
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let embedder = OnnxEmbedder::load(&Models::locate(Some(root)).unwrap(), &Settings::default().embed).unwrap();
@@ -39,7 +46,7 @@ fn main() {
         }
         println!(
             "stored graph, ef_search {}: recall@10 {:.4} over {} queries",
-            config.ef_search,
+            stored.ef_search(),
             recall / queries.len() as f64,
             queries.len()
         );
@@ -54,7 +61,7 @@ fn main() {
         config.ef_construction,
         t.elapsed().as_secs_f64()
     );
-    for ef in [32, 64, 96, 128, 200] {
+    for ef in [64, 96, 128, 160, 200, 256, 320, 400] {
         let mut recall = 0.0;
         let mut times = Vec::new();
         for q in &queries {
@@ -65,13 +72,18 @@ fn main() {
             recall += approx.iter().filter(|h| exact.contains(&h.0)).count() as f64 / 10.0;
         }
         println!(
-            "  ef_search {ef:>3}: recall@10 {:.4}, p50 {:.3} ms",
+            "  ef_search {ef:>3}: recall@10 {:.4}, p50 {:.3} ms, p95 {:.3} ms",
             recall / queries.len() as f64,
-            percentile(&times, 0.5)
+            percentile(&times, 0.5),
+            percentile(&times, 0.95)
         );
     }
 
     // Crossover: exact scan vs graph (at the default ef_search) as the collection grows.
+    // ENGINE_BENCH_CROSSOVER=0 leaves it out (a graph build per size).
+    if std::env::var("ENGINE_BENCH_CROSSOVER").is_ok_and(|v| v == "0") {
+        return;
+    }
     println!("size    exact p50 ms   hnsw p50 ms   hnsw recall@10");
     for n in [1000usize, 2000, 5000, 10000, 15000, 20000] {
         if n > store.len() {

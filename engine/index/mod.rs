@@ -18,7 +18,7 @@ use serde::Serialize;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-use store::{DocEntry, EmbedCache, Meta, WriterLock};
+use store::{DocEntry, EmbedCache, Meta, StatCache, WriterLock};
 use tantivy::{doc, Index, IndexWriter, TantivyDocument, Term};
 
 /// Seconds spent per phase.
@@ -49,6 +49,9 @@ pub struct IndexReport {
     pub files_changed: usize,
     /// Documents of the live generation no longer in the source.
     pub files_removed: usize,
+    /// Files not read again: their stat was the one they had when last read, and the live
+    /// generation indexed what they held then.
+    pub files_unread: usize,
     /// Files the scan did not index (unsupported type, binary, too large, invalid UTF-8, unreadable).
     pub files_skipped: usize,
     /// Chunks of the changed documents.
@@ -135,20 +138,41 @@ pub fn build(
     let keep: Vec<&Path> = live.iter().map(PathBuf::as_path).collect();
     store::remove_generations_except(index_dir, &keep)?;
 
-    let mut report = IndexReport::default();
-    let t = Instant::now();
-    let mut scan = ingest::scan(source, &settings.index, Some(index_dir))?;
-    report.files_scanned = scan.files_scanned;
-    report.files_skipped = scan.skipped;
-    report.warnings = scan.warnings;
-    report.seconds.walk = t.elapsed().as_secs_f64();
-
     let (previous, old_meta) = match previous {
         Some((dir, meta)) => (Some(dir), meta),
         None => (None, Meta::new(embedder.id(), embedder.dimensions())),
     };
-    let seen: HashSet<&str> = scan.documents.iter().map(|d| d.id.as_str()).collect();
+    let mut report = IndexReport::default();
+    let t = Instant::now();
+    // Files whose stat says they hold what the live generation indexed are not read again: the
+    // walk's cost is then a stat per file. Memory records are always read (every run looks for
+    // superseded ones among them), and so is anything the live generation lacks or has pending.
+    let stats = if options.rebuild { StatCache::default() } else { StatCache::load(index_dir) };
+    let unchanged = |id: &str, stat: &ingest::FileStat| {
+        stats.hash_of(id, stat).is_some_and(|hash| {
+            old_meta.docs.get(id).is_some_and(|e| e.hash == hash && !e.pending && e.kind != ingest::Kind::Memory)
+        })
+    };
+    let mut scan = ingest::scan_except(source, &settings.index, Some(index_dir), &unchanged)?;
+    report.files_scanned = scan.files_scanned;
+    report.files_skipped = scan.skipped;
+    report.files_unread = scan.unchanged.len();
+    report.warnings = std::mem::take(&mut scan.warnings);
+    report.seconds.walk = t.elapsed().as_secs_f64();
+
+    let seen: HashSet<&str> =
+        scan.documents.iter().map(|d| d.id.as_str()).chain(scan.unchanged.iter().map(String::as_str)).collect();
     let hashes: Vec<String> = scan.documents.par_iter().map(Document::hash).collect();
+    // What was learnt about each file's stat, kept whatever becomes of this run: it is true of
+    // the files, not of a generation.
+    let new_stats = stats.updated(
+        scan.documents.iter().zip(&hashes).filter_map(|(d, h)| Some((d.id.as_str(), d.stat?, h.as_str()))),
+        &scan.unchanged,
+    );
+    if new_stats != stats {
+        new_stats.save(index_dir)?;
+    }
+
     let changed: Vec<usize> = (0..scan.documents.len())
         .filter(|&i| old_meta.docs.get(&scan.documents[i].id).is_none_or(|e| e.hash != hashes[i] || e.pending))
         .collect();
@@ -219,29 +243,27 @@ pub fn build(
     // the new chunks' cached ones: what the text generation holds. The newly embedded rows are
     // appended to the same arrays later.
     let dim = embedder.dimensions();
-    let (mut vids, mut data, graph_rows) = match &previous {
+    let mut rows = match &previous {
         Some(dir) => {
-            let old = vector::VectorStore::open(dir, false, &settings.vector)?;
-            let graph_rows = old.graph_rows();
-            let (mut vids, mut data) = old.into_rows();
-            for v in vids.iter_mut().filter(|v| dropped.contains(v)) {
+            // The graph's rows are left on disk: while the graph is reused they are only linked.
+            let mut rows = vector::Rows::open(dir)?;
+            for v in rows.vids.iter_mut().filter(|v| dropped.contains(v)) {
                 *v = vector::TOMBSTONE;
             }
-            if graph_rows == 0 {
-                vector::VectorStore::compact(dim, &mut vids, &mut data);
+            if rows.graph_rows() == 0 {
+                rows.compact()?;
             }
-            (vids, data, graph_rows)
+            rows
         }
-        None => (Vec::new(), Vec::new(), 0),
+        None => vector::Rows::new(dim),
     };
-    let mut cache = EmbedCache::open(index_dir, embedder.id(), embedder.dimensions())?;
+    let wanted: HashSet<[u8; 16]> = new_chunks.iter().map(|c| c.key).collect();
+    let mut cache = EmbedCache::open_for(index_dir, embedder.id(), embedder.dimensions(), Some(&wanted))?;
+
     let mut uncached: HashSet<u64> = HashSet::new();
     for c in &new_chunks {
         match cache.get(&c.key) {
-            Some(v) => {
-                vids.push(c.vid);
-                data.extend_from_slice(v);
-            }
+            Some(v) => rows.push(c.vid, v),
             None => {
                 uncached.insert(c.vid);
             }
@@ -261,33 +283,35 @@ pub fn build(
     let changed_ids: Vec<String> = meta.changed.iter().cloned().chain(removed).collect();
     let documents = std::mem::take(&mut scan.documents);
     let (bm25_result, embed_result) = std::thread::scope(|s| {
-        let (new_chunks, vids, data, text_dir, live) = (&new_chunks, &vids, &data, &text_dir, &live);
+        let (new_chunks, text_dir, live) = (&new_chunks, &text_dir, &live);
         let previous = previous.as_deref();
+        let mut rows = rows;
         let bm25 = s.spawn(move || {
             let t = Instant::now();
             let changed: Vec<&str> = changed_ids.iter().map(String::as_str).collect();
             write_tantivy(previous, text_dir, &changed, new_chunks, &documents)?;
             drop(documents);
+
             let bm25_secs = t.elapsed().as_secs_f64();
             if let Some(mut meta) = early_meta {
                 // The old graph while it still covers most rows, else exact search, until the
                 // full generation has every vector.
                 let plan = match previous {
-                    Some(from) if vector::VectorStore::graph_reusable(vids, graph_rows, 0.5) => {
-                        Graph::Over(from, graph_rows)
-                    }
+                    Some(from) if rows.graph_reusable(0.5) => Graph::Over(from),
                     _ => Graph::Exact,
                 };
-                publish(index_dir, text_dir, text_generation, &mut meta, vids, data, plan, settings, live.as_deref())?;
+                publish(index_dir, text_dir, text_generation, &mut meta, &mut rows, plan, settings, live.as_deref())?;
             }
-            Ok::<_, Error>((bm25_secs, started.elapsed().as_secs_f64()))
+            Ok::<_, Error>((bm25_secs, started.elapsed().as_secs_f64(), rows))
         });
         let t = Instant::now();
         let embedded = embed_missing(new_chunks, &mut cache, embedder, options);
         let embed_secs = t.elapsed().as_secs_f64();
+
         (bm25.join().expect("tantivy thread"), embedded.map(|n| (n, embed_secs)))
     });
-    let (bm25_secs, searchable_at) = bm25_result?;
+    let (bm25_secs, searchable_at, mut rows) = bm25_result?;
+
     report.seconds.bm25 = bm25_secs;
     let (embedded, embed_secs) = embed_result?;
     report.chunks_embedded = embedded;
@@ -306,22 +330,21 @@ pub fn build(
         (gen_dir, generation, Some(text_dir))
     };
     for c in new_chunks.iter().filter(|c| uncached.contains(&c.vid)) {
-        vids.push(c.vid);
-        data.extend_from_slice(cache.get(&c.key).expect("embedded above"));
+        rows.push(c.vid, cache.get(&c.key).expect("embedded above"));
     }
     // The graph build needs room: the chunks' text and the cache are not needed any more.
     drop((new_chunks, cache));
+
     let plan = match &previous {
-        Some(from) if vector::VectorStore::graph_reusable(&vids, graph_rows, settings.vector.stale_max) => {
-            Graph::Over(from, graph_rows)
-        }
+        Some(from) if rows.graph_reusable(settings.vector.stale_max) => Graph::Over(from),
         _ => {
-            vector::VectorStore::compact(dim, &mut vids, &mut data);
+            rows.compact()?;
             Graph::Build
         }
     };
-    publish(index_dir, &gen_dir, generation, &mut meta, &vids, &data, plan, settings, replaces.as_deref())?;
+    publish(index_dir, &gen_dir, generation, &mut meta, &mut rows, plan, settings, replaces.as_deref())?;
     report.seconds.vector = t.elapsed().as_secs_f64();
+
     report.seconds.searchable = if uncached.is_empty() { started.elapsed().as_secs_f64() } else { searchable_at };
     report.seconds.total = started.elapsed().as_secs_f64();
     Ok(report)
@@ -329,8 +352,9 @@ pub fn build(
 
 /// Where a generation's HNSW graph comes from.
 enum Graph<'a> {
-    /// The graph of this generation, over its first rows: linked, not rebuilt.
-    Over(&'a Path, usize),
+    /// The graph of this generation, over the rows' first [`vector::Rows::graph_rows`]: linked,
+    /// not rebuilt.
+    Over(&'a Path),
     /// Built over every row when there are enough of them (`[vector] exact_below`).
     Build,
     /// None: exact search (the text generation, until every vector is there).
@@ -345,34 +369,34 @@ fn publish(
     gen_dir: &Path,
     generation: u64,
     meta: &mut Meta,
-    vids: &[u64],
-    data: &[f32],
+    rows: &mut vector::Rows,
     graph: Graph,
     settings: &Settings,
     replaces: Option<&Path>,
 ) -> Result<()> {
-    let dim = meta.dimensions;
     meta.graph = match graph {
-        Graph::Over(from, rows) => {
-            vector::VectorStore::write_over(gen_dir, dim, vids, data, rows, from)?;
+        Graph::Over(from) => {
+            vector::VectorStore::write_over(gen_dir, rows, from)?;
             true
         }
-        Graph::Build => vector::VectorStore::write(gen_dir, dim, vids, data, &settings.vector)?,
+        Graph::Build => vector::VectorStore::write(gen_dir, rows, &settings.vector)?,
         Graph::Exact => {
             let exact = crate::config::VectorConfig { exact_below: usize::MAX, ..settings.vector.clone() };
-            vector::VectorStore::write(gen_dir, dim, vids, data, &exact)?
+            vector::VectorStore::write(gen_dir, rows, &exact)?
         }
     };
     meta.generation = generation;
     meta.chunks = meta.docs.values().map(|d| d.vids.len()).sum();
-    let vectors = vids.iter().filter(|&&v| v != vector::TOMBSTONE).count();
+    let vectors = rows.vids.iter().filter(|&&v| v != vector::TOMBSTONE).count();
     meta.vectors = (vectors < meta.chunks).then_some(vectors);
     meta.updated_unix =
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
     let meta_json = serde_json::to_vec(&*meta).map_err(|e| Error::io("serialising meta", e.into()))?;
     store::write_synced(&gen_dir.join(store::META), &meta_json)?;
+
     store::sync_dir(gen_dir)?;
     store::switch_current(index_dir, gen_dir)?;
+
     let mut keep = vec![gen_dir];
     keep.extend(replaces);
     store::remove_generations_except(index_dir, &keep)
@@ -634,6 +658,13 @@ mod tests {
         (vector::VectorStore::open(&generation, true, &settings.vector).unwrap(), inode)
     }
 
+    /// The inode of the live generation's file of the graph's rows.
+    fn base_inode(index: &Path) -> u64 {
+        use std::os::unix::fs::MetadataExt;
+        let generation = store::current_generation(index).unwrap().unwrap();
+        std::fs::metadata(generation.join("vectors.base")).unwrap().ino()
+    }
+
     #[test]
     fn a_small_update_reuses_the_graph_and_a_large_one_rebuilds_it() {
         let project = tempfile::tempdir().unwrap();
@@ -649,6 +680,7 @@ mod tests {
         }
         build(&index, &source, &settings, &embedder, &Default::default()).unwrap();
         let (before, graph) = live_vectors(&index, &settings);
+        let base = base_inode(&index);
         assert_eq!(before.graph_rows(), before.len());
 
         // One file edited: the graph files are the same (linked), the old row is a tombstone
@@ -658,6 +690,7 @@ mod tests {
         build(&index, &source, &settings, &embedder, &Default::default()).unwrap();
         let (after, same) = live_vectors(&index, &settings);
         assert_eq!(same, graph, "the graph was rebuilt for one edited file");
+        assert_eq!(base_inode(&index), base, "the graph's rows were rewritten for one edited file");
         assert_eq!(after.len(), before.len() + 1);
         assert_eq!(after.graph_rows(), before.len());
         let query = embedder.embed_query(edited).unwrap();
@@ -675,9 +708,54 @@ mod tests {
         build(&index, &source, &settings, &embedder, &Default::default()).unwrap();
         let (rebuilt, other) = live_vectors(&index, &settings);
         assert_ne!(other, graph);
+        assert_ne!(base_inode(&index), base);
         assert_eq!(rebuilt.len(), 40);
         assert_eq!(rebuilt.graph_rows(), 40);
         assert!(rebuilt.vids.iter().all(|&v| v != vector::TOMBSTONE));
+    }
+
+    #[test]
+    fn files_are_read_again_only_when_their_stat_changes() {
+        let project = tempfile::tempdir().unwrap();
+        let index = project.path().join(".engine");
+        let source = Source::Dir(project.path().into());
+        let embedder = HashEmbedder::new(32);
+        let run = || build(&index, &source, &Settings::default(), &embedder, &Default::default()).unwrap();
+        let (a, b) = (project.path().join("a.md"), project.path().join("b.md"));
+        std::fs::write(&a, "# Sessions\n\nSessions live in Redis.\n").unwrap();
+        std::fs::write(&b, "# Uploads\n\nUploads are scanned.\n").unwrap();
+
+        // Just written: too recent to trust a stat, so read again next time.
+        assert_eq!(run().files_changed, 2);
+        assert_eq!((run().files_unread, run().files_changed), (0, 0));
+
+        // Left alone long enough: passed over unread.
+        ingest::pretend_clock_ahead(60);
+        let report = run();
+        assert_eq!((report.files_unread, report.files_changed), (0, 0), "read once more to record the stats");
+        assert_eq!((run().files_unread, run().files_scanned), (2, 2));
+
+        // Touched, content the same: read, not re-chunked nor embedded; then unread again.
+        let later = std::time::SystemTime::now() + std::time::Duration::from_secs(5);
+        std::fs::File::options().write(true).open(&a).unwrap().set_modified(later).unwrap();
+        let report = run();
+        assert_eq!((report.files_unread, report.files_changed, report.chunks_embedded), (1, 0, 0));
+        assert_eq!(run().files_unread, 2);
+
+        // Edited to the same size with its old modification time put back (as a tool that
+        // restores times does, or an edit within the same timestamp tick): the change time
+        // still tells, and the edit is indexed.
+        let mtime = std::fs::metadata(&b).unwrap().modified().unwrap();
+        std::fs::write(&b, "# Uploads\n\nUploads are resized.\n").unwrap();
+        std::fs::File::options().write(true).open(&b).unwrap().set_modified(mtime).unwrap();
+        let report = run();
+        assert_eq!((report.files_unread, report.files_changed), (1, 1));
+        assert_eq!(bm25_paths(&index, "resized"), ["b.md"]);
+
+        // A lost stat cache only costs a read.
+        std::fs::remove_file(index.join(store::STATS)).unwrap();
+        assert_eq!((run().files_unread, run().files_changed), (0, 0));
+        ingest::pretend_clock_ahead(0);
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //!   lock               writer lock (flock), holds the writer's pid
 //!   gen-000007/        one complete generation: meta.json, tantivy/, vectors.bin, graph.hnsw.*
 //!   cache/<model>.vec  embedding cache, append-only, keyed by hash of the chunk text
+//!   stats.json         each file's stat and content hash when last read (a cache of no generation)
 //! ```
 //!
 //! A run writes a new generation beside the live one and switches `CURRENT` only once the new one
@@ -14,7 +15,7 @@
 //! so a new generation hard-links the previous one's segments instead of copying them.
 
 use crate::error::{Error, IoContext, Result};
-use crate::ingest::{Kind, Lang, Source};
+use crate::ingest::{FileStat, Kind, Lang, Source};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
@@ -340,6 +341,59 @@ impl WriterLock {
     }
 }
 
+/// Name of the [`StatCache`] file in the index directory.
+pub(crate) const STATS: &str = "stats.json";
+
+/// Each file's content hash as of a stat of it: a scan passes over a file whose stat is the one
+/// recorded here when the recorded hash is the one the live generation indexed. Only facts about
+/// files are kept (this stat, this content), true whichever generation is live, so the file
+/// belongs to none. Losing it, or a torn write, only means every file is read once more: it is
+/// replaced by rename but not synced.
+#[derive(Debug, Default, PartialEq, Serialize, Deserialize)]
+pub(crate) struct StatCache {
+    /// The engine version that hashed the files: another version may read or redact them
+    /// differently, so its hashes are not trusted.
+    version: String,
+    files: BTreeMap<String, (FileStat, String)>,
+}
+
+impl StatCache {
+    /// The cache of the index at `index_dir`; empty when missing, unreadable or of another version.
+    pub fn load(index_dir: &Path) -> StatCache {
+        std::fs::read(index_dir.join(STATS))
+            .ok()
+            .and_then(|bytes| serde_json::from_slice::<StatCache>(&bytes).ok())
+            .filter(|c| c.version == env!("CARGO_PKG_VERSION"))
+            .unwrap_or_default()
+    }
+
+    /// The content hash of the file `id` if `stat` is the one recorded with it.
+    pub fn hash_of(&self, id: &str, stat: &FileStat) -> Option<&str> {
+        self.files.get(id).filter(|(s, _)| s == stat).map(|(_, h)| h.as_str())
+    }
+
+    /// The cache after a scan: the files it read (with a settled stat), and the ones it passed
+    /// over as they were; files it did not see are dropped.
+    pub fn updated<'a>(&self, read: impl Iterator<Item = (&'a str, FileStat, &'a str)>, kept: &[String]) -> StatCache {
+        let mut files: BTreeMap<String, (FileStat, String)> =
+            read.map(|(id, stat, hash)| (id.to_string(), (stat, hash.to_string()))).collect();
+        for id in kept {
+            if let Some(record) = self.files.get(id) {
+                files.insert(id.clone(), record.clone());
+            }
+        }
+        StatCache { version: env!("CARGO_PKG_VERSION").to_string(), files }
+    }
+
+    /// Writes the cache into `index_dir` (replacing the old one at once).
+    pub fn save(&self, index_dir: &Path) -> Result<()> {
+        let tmp = index_dir.join(format!("{STATS}.tmp"));
+        let bytes = serde_json::to_vec(self).map_err(|e| Error::io("serialising file stats", e.into()))?;
+        std::fs::write(&tmp, bytes).ctx(|| format!("writing {}", tmp.display()))?;
+        std::fs::rename(&tmp, index_dir.join(STATS)).ctx(|| format!("replacing {}", index_dir.join(STATS).display()))
+    }
+}
+
 /// Embedding cache: (model id, hash of the embedded text) → vector. Append-only records of a
 /// 16-byte key and `dim` floats; a torn last record (a killed writer) is ignored on load.
 /// In memory the vectors sit in one flat array (no allocation per vector), read record by record.
@@ -358,7 +412,21 @@ pub(crate) fn text_key(text: &str) -> [u8; 16] {
 }
 
 impl EmbedCache {
+    /// The whole cache of `model_id` in `index_dir`.
+    #[cfg(test)]
     pub fn open(index_dir: &Path, model_id: &str, dim: usize) -> Result<EmbedCache> {
+        EmbedCache::open_for(index_dir, model_id, dim, None)
+    }
+
+    /// The cache of `model_id` in `index_dir`, holding in memory only the vectors of `keys` (all
+    /// when `None`): a run that adds a few chunks to a large index looks up only those, and so
+    /// neither decodes nor keeps the rest.
+    pub fn open_for(
+        index_dir: &Path,
+        model_id: &str,
+        dim: usize,
+        keys: Option<&std::collections::HashSet<[u8; 16]>>,
+    ) -> Result<EmbedCache> {
         use std::io::Read;
         let dir = index_dir.join("cache");
         std::fs::create_dir_all(&dir).ctx(|| format!("creating {}", dir.display()))?;
@@ -380,6 +448,9 @@ impl EmbedCache {
                 Err(e) => return Err(Error::io(format!("reading {}", cache.path.display()), e)),
             }
             let key: [u8; 16] = buf[..16].try_into().expect("16");
+            if keys.is_some_and(|k| !k.contains(&key)) || cache.rows.contains_key(&key) {
+                continue;
+            }
             let row = cache.push(&mut buf[16..].chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().expect("4"))));
             cache.rows.insert(key, row);
         }

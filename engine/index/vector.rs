@@ -4,8 +4,11 @@
 //! parallel insertion and persisted next to the vectors).
 //!
 //! On disk (inside one index generation): `vectors.bin` — magic, dimension, count, how many rows
-//! the graph covers, the vector ids, then the rows — and, when a graph exists, hnsw_rs's
-//! `graph.hnsw.graph` / `graph.hnsw.data`.
+//! the graph covers, the vector ids, then the rows the graph does not cover — and, when a graph
+//! exists, `vectors.base` (the rows it covers, bare floats) and hnsw_rs's `graph.hnsw.graph` /
+//! `graph.hnsw.data`. The graph's rows never change while the graph is reused, so their file is
+//! hard-linked into the next generation like the graph's: an update rewrites only the ids and
+//! the rows added since the graph was built.
 //!
 //! An update need not rebuild the graph: removed rows stay in place with the id [`TOMBSTONE`]
 //! (skipped by search), new rows are appended after the graph's and searched exactly, and the
@@ -18,11 +21,15 @@ use crate::error::{Error, IoContext, Result};
 use hnsw_rs::api::AnnT;
 use hnsw_rs::prelude::{DistDot, Hnsw, HnswIo};
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-const MAGIC: &[u8; 8] = b"ENGVEC02";
+const MAGIC: &[u8; 8] = b"ENGVEC03";
+/// The format before the graph's rows had a file of their own: every row in `vectors.bin`.
+const MAGIC_V2: &[u8; 8] = b"ENGVEC02";
 /// The format before graphs were reused: no graph row count (the graph, if any, covers every row).
 const MAGIC_V1: &[u8; 8] = b"ENGVEC01";
+/// Name of the file of the graph's rows inside a generation directory.
+const BASE: &str = "vectors.base";
 /// The id of a removed row that a reused graph still links to.
 pub(crate) const TOMBSTONE: u64 = u64::MAX;
 /// Name of the vectors file inside a generation directory.
@@ -57,13 +64,14 @@ impl VectorStore {
     }
 
     /// How many rows the graph on disk covers (0: none).
+    #[cfg(test)]
     pub(crate) fn graph_rows(&self) -> usize {
         self.graph_rows
     }
 
-    /// The ids and rows, for an update to build on.
-    pub(crate) fn into_rows(self) -> (Vec<u64>, Vec<f32>) {
-        (self.vids, self.data)
+    /// The HNSW candidate-list size searches use (see [`VectorConfig::ef_search_for`]).
+    pub fn ef_search(&self) -> usize {
+        self.ef_search
     }
 
     /// Whether the store holds no vector.
@@ -75,14 +83,18 @@ impl VectorStore {
         &self.data[i * self.dim..(i + 1) * self.dim]
     }
 
-    /// Writes `vectors.bin` (and the graph, when large enough) into `dir`, fsynced.
-    /// Returns whether a graph was written.
-    pub fn write(dir: &Path, dim: usize, vids: &[u64], data: &[f32], config: &VectorConfig) -> Result<bool> {
+    /// Writes `rows` into `dir`, fsynced, with a graph built over them when there are enough
+    /// (`[vector] exact_below`). Returns whether a graph was written.
+    pub(crate) fn write(dir: &Path, rows: &mut Rows, config: &VectorConfig) -> Result<bool> {
+        rows.load_all()?;
+        let (dim, vids, data) = (rows.dim, &rows.vids, &rows.data);
         let graph = vids.len() >= config.exact_below;
-        write_rows(dir, dim, vids, data, if graph { vids.len() } else { 0 })?;
         if !graph {
+            write_rows(dir, dim, vids, data, 0)?;
             return Ok(false);
         }
+        write_base(dir, data)?;
+        write_rows(dir, dim, vids, &[], vids.len())?;
         let graph = build_graph(dim, data, config);
         graph.file_dump(dir, GRAPH).map_err(|e| {
             Error::io(format!("writing HNSW graph in {}", dir.display()), std::io::Error::other(e.to_string()))
@@ -94,72 +106,30 @@ impl VectorStore {
         Ok(true)
     }
 
-    /// Writes `vectors.bin` into `dir` over the graph of the generation `from`, which covers the
-    /// first `graph_rows` rows (unchanged but for tombstones), hard-linking its files.
-    pub(crate) fn write_over(
-        dir: &Path,
-        dim: usize,
-        vids: &[u64],
-        data: &[f32],
-        graph_rows: usize,
-        from: &Path,
-    ) -> Result<()> {
-        write_rows(dir, dim, vids, data, graph_rows)?;
-        for ext in ["hnsw.graph", "hnsw.data"] {
-            let name = format!("{GRAPH}.{ext}");
+    /// Writes `rows` into `dir` over the graph of the generation `from`, which covers their
+    /// first `graph_rows` (unchanged but for tombstones), hard-linking its files.
+    pub(crate) fn write_over(dir: &Path, rows: &Rows, from: &Path) -> Result<()> {
+        let g = rows.graph_rows;
+        let tail = &rows.data[(g - rows.first) * rows.dim..];
+        write_rows(dir, rows.dim, &rows.vids, tail, g)?;
+        let mut linked = vec![format!("{GRAPH}.hnsw.graph"), format!("{GRAPH}.hnsw.data")];
+        match rows.first {
+            // The previous generation's rows were all read (a format without `vectors.base`).
+            0 => write_base(dir, &rows.data[..g * rows.dim])?,
+            _ => linked.push(BASE.to_string()),
+        }
+        for name in linked {
             std::fs::hard_link(from.join(&name), dir.join(&name))
                 .ctx(|| format!("linking {} into {}", from.join(&name).display(), dir.display()))?;
         }
         Ok(())
     }
 
-    /// Whether an update with these rows may keep a graph over the first `graph_rows`: few
-    /// enough rows are removed or outside it.
-    pub(crate) fn graph_reusable(vids: &[u64], graph_rows: usize, stale_max: f32) -> bool {
-        let dead = vids.iter().filter(|&&v| v == TOMBSTONE).count();
-        graph_rows > 0 && (dead + vids.len() - graph_rows) as f64 <= stale_max as f64 * vids.len() as f64
-    }
-
-    /// Drops tombstoned rows in place.
-    pub(crate) fn compact(dim: usize, vids: &mut Vec<u64>, data: &mut Vec<f32>) {
-        let mut kept = 0;
-        for row in 0..vids.len() {
-            if vids[row] != TOMBSTONE {
-                vids[kept] = vids[row];
-                data.copy_within(row * dim..(row + 1) * dim, kept * dim);
-                kept += 1;
-            }
-        }
-        vids.truncate(kept);
-        data.truncate(kept * dim);
-    }
-
     /// Loads the store of one generation.
     pub fn open(dir: &Path, with_graph: bool, config: &VectorConfig) -> Result<VectorStore> {
-        let path = dir.join(FILE);
-        let corrupt = |reason: &str| Error::IndexCorrupt { path: path.clone(), reason: reason.into() };
-        let bytes = match std::fs::read(&path) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(corrupt("missing")),
-            read => read.ctx(|| format!("reading {}", path.display()))?,
-        };
-        let v1 = bytes.len() >= 8 && &bytes[..8] == MAGIC_V1;
-        if bytes.len() < 28 || (&bytes[..8] != MAGIC && !v1) {
-            return Err(corrupt("bad header"));
-        }
-        let dim = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes")) as usize;
-        let n = u64::from_le_bytes(bytes[12..20].try_into().expect("8 bytes")) as usize;
-        let (graph_rows, start) = if v1 {
-            (if dir.join(format!("{GRAPH}.hnsw.graph")).is_file() { n } else { 0 }, 20)
-        } else {
-            (u64::from_le_bytes(bytes[20..28].try_into().expect("8 bytes")) as usize, 28)
-        };
-        if bytes.len() != start + n * 8 + n * dim * 4 || graph_rows > n {
-            return Err(corrupt("truncated"));
-        }
-        let vids: Vec<u64> =
-            bytes[start..start + n * 8].chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8"))).collect();
-        let data =
-            bytes[start + n * 8..].chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().expect("4"))).collect();
+        let mut rows = Rows::open(dir)?;
+        rows.load_all()?;
+        let Rows { dim, vids, data, graph_rows, .. } = rows;
         let dead = vids.iter().filter(|&&v| v == TOMBSTONE).count();
         let graph = if with_graph {
             // hnsw_rs's loaded graph borrows its loader; the loader lives as long as the process
@@ -173,7 +143,8 @@ impl VectorStore {
         } else {
             None
         };
-        Ok(VectorStore { dim, vids, data, graph, graph_rows, dead, ef_search: config.ef_search })
+        let ef_search = config.ef_search_for(graph_rows);
+        Ok(VectorStore { dim, vids, data, graph, graph_rows, dead, ef_search })
     }
 
     /// The `k` nearest rows to `query` as (row index, cosine), best first.
@@ -203,7 +174,131 @@ impl VectorStore {
     }
 }
 
-/// Writes `vectors.bin`, fsynced.
+/// A generation's rows as an update edits them: every row's id, and the floats of the rows from
+/// `first` on. Rows before `first` are the graph's, unchanged while the graph is reused: they stay
+/// in the previous generation's `vectors.base` and are read only when something needs them all.
+pub(crate) struct Rows {
+    /// Floats per vector.
+    pub dim: usize,
+    /// The vector id of each row ([`TOMBSTONE`] for a removed one).
+    pub vids: Vec<u64>,
+    /// The floats of rows `first..vids.len()`.
+    data: Vec<f32>,
+    first: usize,
+    /// Rows `0..graph_rows` are in the previous generation's graph.
+    graph_rows: usize,
+    /// The generation whose `vectors.base` holds rows `0..first`.
+    from: Option<PathBuf>,
+}
+
+impl Rows {
+    /// No rows.
+    pub fn new(dim: usize) -> Rows {
+        Rows { dim, vids: Vec::new(), data: Vec::new(), first: 0, graph_rows: 0, from: None }
+    }
+
+    /// The rows of the generation in `dir`, without the graph's.
+    pub fn open(dir: &Path) -> Result<Rows> {
+        let path = dir.join(FILE);
+        let corrupt = |reason: &str| Error::IndexCorrupt { path: path.clone(), reason: reason.into() };
+        let bytes = match std::fs::read(&path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(corrupt("missing")),
+            read => read.ctx(|| format!("reading {}", path.display()))?,
+        };
+        let magic = bytes.get(..8).unwrap_or_default();
+        let (v1, v2) = (magic == MAGIC_V1, magic == MAGIC_V2);
+        if bytes.len() < 28 || (magic != MAGIC && !v1 && !v2) {
+            return Err(corrupt("bad header"));
+        }
+        let dim = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes")) as usize;
+        let n = u64::from_le_bytes(bytes[12..20].try_into().expect("8 bytes")) as usize;
+        let (graph_rows, start) = if v1 {
+            (if dir.join(format!("{GRAPH}.hnsw.graph")).is_file() { n } else { 0 }, 20)
+        } else {
+            (u64::from_le_bytes(bytes[20..28].try_into().expect("8 bytes")) as usize, 28)
+        };
+        // Before this format every row was in this file; now the graph's are in `vectors.base`.
+        let first = if v1 || v2 { 0 } else { graph_rows };
+        if graph_rows > n || bytes.len() != start + n * 8 + (n - first) * dim * 4 {
+            return Err(corrupt("truncated"));
+        }
+        let vids =
+            bytes[start..start + n * 8].chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8"))).collect();
+        let data =
+            bytes[start + n * 8..].chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().expect("4"))).collect();
+        Ok(Rows { dim, vids, data, first, graph_rows, from: (first > 0).then(|| dir.to_path_buf()) })
+    }
+
+    /// How many rows the previous generation's graph covers (0: none).
+    pub fn graph_rows(&self) -> usize {
+        self.graph_rows
+    }
+
+    /// Appends a row.
+    pub fn push(&mut self, vid: u64, row: &[f32]) {
+        self.vids.push(vid);
+        self.data.extend_from_slice(row);
+    }
+
+    /// Reads the graph's rows from the previous generation, if they are not in memory yet.
+    pub fn load_all(&mut self) -> Result<()> {
+        let Some(from) = self.from.take() else { return Ok(()) };
+        let path = from.join(BASE);
+        let bytes = match std::fs::read(&path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(Error::IndexCorrupt { path, reason: "missing".into() })
+            }
+            read => read.ctx(|| format!("reading {}", path.display()))?,
+        };
+        if bytes.len() != self.first * self.dim * 4 {
+            return Err(Error::IndexCorrupt { path, reason: "truncated".into() });
+        }
+        let mut data: Vec<f32> = Vec::with_capacity(self.vids.len() * self.dim);
+        data.extend(bytes.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().expect("4"))));
+        data.extend_from_slice(&self.data);
+        self.data = data;
+        self.first = 0;
+        Ok(())
+    }
+
+    /// Whether an update with these rows may keep the graph over the first `graph_rows`: few
+    /// enough rows are removed or outside it.
+    pub fn graph_reusable(&self, stale_max: f32) -> bool {
+        let dead = self.vids.iter().filter(|&&v| v == TOMBSTONE).count();
+        let n = self.vids.len();
+        self.graph_rows > 0 && (dead + n - self.graph_rows) as f64 <= stale_max as f64 * n as f64
+    }
+
+    /// Drops tombstoned rows, reading every row first; the graph no longer fits them.
+    pub fn compact(&mut self) -> Result<()> {
+        self.load_all()?;
+        let dim = self.dim;
+        let mut kept = 0;
+        for row in 0..self.vids.len() {
+            if self.vids[row] != TOMBSTONE {
+                self.vids[kept] = self.vids[row];
+                self.data.copy_within(row * dim..(row + 1) * dim, kept * dim);
+                kept += 1;
+            }
+        }
+        self.vids.truncate(kept);
+        self.data.truncate(kept * dim);
+        self.graph_rows = 0;
+        Ok(())
+    }
+}
+
+/// Writes the graph's rows as bare floats (`vectors.base`), fsynced.
+fn write_base(dir: &Path, data: &[f32]) -> Result<()> {
+    let path = dir.join(BASE);
+    let mut bytes = Vec::with_capacity(data.len() * 4);
+    for x in data {
+        bytes.extend_from_slice(&x.to_le_bytes());
+    }
+    crate::index::store::write_synced(&path, &bytes)
+}
+
+/// Writes `vectors.bin` (ids, then the rows from `graph_rows` on), fsynced.
 fn write_rows(dir: &Path, dim: usize, vids: &[u64], data: &[f32], graph_rows: usize) -> Result<()> {
     let path = dir.join(FILE);
     let mut f = std::io::BufWriter::with_capacity(
@@ -307,9 +402,13 @@ mod tests {
             data.extend(v);
         }
         let vids: Vec<u64> = (0..300).map(|i| 1000 + i).collect();
+        let mut rows = Rows::new(dim);
+        for (i, &vid) in vids.iter().enumerate() {
+            rows.push(vid, &data[i * dim..(i + 1) * dim]);
+        }
         let dir = tempfile::tempdir().unwrap();
         let config = VectorConfig { exact_below: 100, ..VectorConfig::default() };
-        assert!(VectorStore::write(dir.path(), dim, &vids, &data, &config).unwrap());
+        assert!(VectorStore::write(dir.path(), &mut rows, &config).unwrap());
         let store = VectorStore::open(dir.path(), true, &config).unwrap();
         assert_eq!(store.vids, vids);
         let q = store.row(7).to_vec();

@@ -172,12 +172,88 @@ pub struct Document {
     pub text: String,
     /// Whether `path` names a file (false for records of a collection, whose id is no name).
     pub is_file: bool,
+    /// The file's stat when it was read, if it had settled (see [`FileStat::settled`]): what lets
+    /// the next scan pass over it unread.
+    pub stat: Option<FileStat>,
+}
+
+/// What the file system says about a file: enough to tell, without reading it, that it is the
+/// file that was read before. The change time catches what the modification time alone would
+/// miss (a tool that restores the old mtime after writing, `touch -d`), the inode a file replaced
+/// by another.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileStat {
+    /// Size in bytes.
+    pub size: u64,
+    /// Modification time, nanoseconds since the epoch.
+    pub mtime_ns: i64,
+    /// Status change time, nanoseconds since the epoch.
+    pub ctime_ns: i64,
+    /// Inode number.
+    pub ino: u64,
+}
+
+/// How long a file must have been left alone before its stat is trusted: a write within the same
+/// timestamp tick as the read would leave the stat unchanged, and some file systems tick in whole
+/// seconds (FAT: two).
+const SETTLE_NS: i64 = 3_000_000_000;
+
+impl FileStat {
+    /// The stat of a file from its metadata.
+    pub fn of(meta: &std::fs::Metadata) -> FileStat {
+        use std::os::unix::fs::MetadataExt;
+        let ns = |s: i64, n: i64| s.saturating_mul(1_000_000_000).saturating_add(n);
+        FileStat {
+            size: meta.size(),
+            mtime_ns: ns(meta.mtime(), meta.mtime_nsec()),
+            ctime_ns: ns(meta.ctime(), meta.ctime_nsec()),
+            ino: meta.ino(),
+        }
+    }
+
+    /// Whether the file had been left alone long enough before `now_ns` (when the scan started)
+    /// that any later change shows in its times.
+    pub fn settled(&self, now_ns: i64) -> bool {
+        self.mtime_ns.max(self.ctime_ns) < now_ns.saturating_sub(SETTLE_NS)
+    }
+}
+
+/// Nanoseconds since the epoch, now.
+fn now_ns() -> i64 {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos().min(i64::MAX as u128) as i64)
+        .unwrap_or(0);
+    #[cfg(test)]
+    let now = now + CLOCK_AHEAD_NS.with(|c| c.get());
+    now
+}
+
+#[cfg(test)]
+thread_local! {
+    static CLOCK_AHEAD_NS: std::cell::Cell<i64> = const { std::cell::Cell::new(0) };
+}
+
+/// Makes scans on this thread see the clock `secs` ahead, so a test's files count as settled
+/// without the test waiting for them to.
+#[cfg(test)]
+pub(crate) fn pretend_clock_ahead(secs: i64) {
+    CLOCK_AHEAD_NS.with(|c| c.set(secs * 1_000_000_000));
 }
 
 impl Document {
     /// A file's document at `path` (its id too), with no title.
     pub fn new(path: &str, kind: Kind, lang: Option<Lang>, text: String) -> Document {
-        Document { id: path.to_string(), path: path.to_string(), kind, lang, title: None, text, is_file: true }
+        Document {
+            id: path.to_string(),
+            path: path.to_string(),
+            kind,
+            lang,
+            title: None,
+            text,
+            is_file: true,
+            stat: None,
+        }
     }
 
     /// A file's document, typed by its name and content; `None` for files the engine does not
@@ -225,6 +301,8 @@ pub enum Source {
 pub struct Scan {
     /// The documents to index.
     pub documents: Vec<Document>,
+    /// Ids of the files passed over unread because the caller knew them unchanged by their stat.
+    pub unchanged: Vec<String>,
     /// Files seen by the walk (indexed or not).
     pub files_scanned: usize,
     /// Files not indexed: unsupported type, binary, too large, invalid UTF-8, unreadable.
@@ -287,14 +365,30 @@ fn content_kind(known: Option<(Kind, Option<Lang>)>, text: &str) -> Option<(Kind
     }
 }
 
-/// Walks `root` and reads every indexable file.
-pub(crate) fn scan_dir(root: &Path, config: &IndexConfig, index_dir: Option<&Path>) -> Result<Scan> {
+/// Says, from a file's id and stat, that the caller has it indexed as it is: the scan need not
+/// read it.
+pub type Unchanged<'a> = &'a (dyn Fn(&str, &FileStat) -> bool + Sync);
+
+/// Walks `root` and reads every indexable file but those `unchanged` knows.
+pub(crate) fn scan_dir(
+    root: &Path,
+    config: &IndexConfig,
+    index_dir: Option<&Path>,
+    unchanged: Unchanged,
+) -> Result<Scan> {
     if !root.is_dir() {
         return Err(Error::InvalidInput(format!("{} is not a directory", root.display())));
     }
     let include = globset(&config.include, "include")?;
     let exclude = globset(&config.exclude, "exclude")?;
-    let index_dir = index_dir.and_then(|d| d.canonicalize().ok());
+    // The index directory is left out by identity (device and inode), checked on directories
+    // only: the walk follows no symbolic links, so nothing under another directory is in it, and
+    // one stat per directory is far cheaper than resolving every file's path.
+    let index_id = index_dir.and_then(|d| std::fs::metadata(d).ok()).map(|m| {
+        use std::os::unix::fs::MetadataExt;
+        (m.dev(), m.ino())
+    });
+    let started = now_ns();
     let mut scan = Scan::default();
     let mut roots = vec![root.to_path_buf()];
     for extra in &config.hidden_include {
@@ -305,8 +399,17 @@ pub(crate) fn scan_dir(root: &Path, config: &IndexConfig, index_dir: Option<&Pat
     }
     let mut seen = std::collections::HashSet::new();
     for walk_root in &roots {
-        let walker =
-            ignore::WalkBuilder::new(walk_root).hidden(true).git_ignore(true).ignore(true).require_git(false).build();
+        let walker = ignore::WalkBuilder::new(walk_root)
+            .hidden(true)
+            .git_ignore(true)
+            .ignore(true)
+            .require_git(false)
+            .filter_entry(move |e| {
+                use std::os::unix::fs::MetadataExt;
+                !(index_id.is_some() && e.file_type().is_some_and(|t| t.is_dir()))
+                    || e.metadata().map_or(true, |m| Some((m.dev(), m.ino())) != index_id)
+            })
+            .build();
         for entry in walker {
             let entry = match entry {
                 Ok(e) => e,
@@ -319,11 +422,6 @@ pub(crate) fn scan_dir(root: &Path, config: &IndexConfig, index_dir: Option<&Pat
                 continue;
             }
             let path = entry.path();
-            if let (Some(idx), Ok(canon)) = (&index_dir, path.canonicalize()) {
-                if canon.starts_with(idx) {
-                    continue;
-                }
-            }
             let rel_path = path.strip_prefix(root).unwrap_or(path);
             if !seen.insert(rel_path.to_path_buf()) {
                 continue;
@@ -345,11 +443,28 @@ pub(crate) fn scan_dir(root: &Path, config: &IndexConfig, index_dir: Option<&Pat
                 continue;
             }
             let known = classify(&rel);
+            let stat = match std::fs::metadata(path) {
+                Ok(meta) => FileStat::of(&meta),
+                Err(e) => {
+                    scan.skipped += 1;
+                    scan.warnings.push(format!("skipped {rel}: {e}"));
+                    continue;
+                }
+            };
+            if unchanged(&rel, &stat) {
+                scan.unchanged.push(rel);
+                continue;
+            }
             // Secrets never enter the index: redacted here, on the whole document, before any
             // chunk boundary could split one into pieces no pattern recognises.
-            match read_text(path, config.max_file_size).map(crate::secrets::redact_owned) {
+            match read_text(path, stat.size, config.max_file_size).map(crate::secrets::redact_owned) {
                 Ok(text) => match content_kind(known, &text) {
-                    Some((kind, lang)) => scan.documents.push(Document::new(&rel, kind, lang, text)),
+                    Some((kind, lang)) => {
+                        let mut doc = Document::new(&rel, kind, lang, text);
+                        // Taken before the read: a change after it shows as a different stat.
+                        doc.stat = stat.settled(started).then_some(stat);
+                        scan.documents.push(doc);
+                    }
                     None => scan.skipped += 1,
                 },
                 // An unknown type that is not text (an image, an archive) is expected: no warning.
@@ -362,14 +477,14 @@ pub(crate) fn scan_dir(root: &Path, config: &IndexConfig, index_dir: Option<&Pat
         }
     }
     scan.documents.sort_by(|a, b| a.id.cmp(&b.id));
+    scan.unchanged.sort();
     Ok(scan)
 }
 
-/// Reads a file as UTF-8 text, or says why not.
-fn read_text(path: &Path, max: u64) -> std::result::Result<String, String> {
-    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
-    if meta.len() > max {
-        return Err(format!("{} bytes is over the {max}-byte limit ([index] max_file_size)", meta.len()));
+/// Reads a file of `size` bytes as UTF-8 text, or says why not.
+fn read_text(path: &Path, size: u64, max: u64) -> std::result::Result<String, String> {
+    if size > max {
+        return Err(format!("{size} bytes is over the {max}-byte limit ([index] max_file_size)"));
     }
     let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
     if bytes[..bytes.len().min(8192)].contains(&0) {
@@ -417,15 +532,26 @@ pub fn scan_beir(dir: &Path) -> Result<Scan> {
             title,
             text: crate::secrets::redact_owned(d.text),
             is_file: false,
+            stat: None,
         });
     }
     Ok(scan)
 }
 
-/// Scans a source.
+/// Scans a source, reading every document.
 pub fn scan(source: &Source, config: &IndexConfig, index_dir: Option<&Path>) -> Result<Scan> {
+    scan_except(source, config, index_dir, &|_, _| false)
+}
+
+/// Scans a source, passing over the files `unchanged` knows (a collection is read whole).
+pub fn scan_except(
+    source: &Source,
+    config: &IndexConfig,
+    index_dir: Option<&Path>,
+    unchanged: Unchanged,
+) -> Result<Scan> {
     match source {
-        Source::Dir(root) => scan_dir(root, config, index_dir),
+        Source::Dir(root) => scan_dir(root, config, index_dir, unchanged),
         Source::Beir(dir) => scan_beir(dir),
     }
 }
@@ -472,7 +598,7 @@ mod tests {
         std::fs::write(root.join("bad.txt"), b"ok \xff\xfe").unwrap();
         std::fs::write(root.join("big.txt"), "x".repeat(2000)).unwrap();
         let config = IndexConfig { max_file_size: 1000, ..IndexConfig::default() };
-        let scan = scan_dir(root, &config, None).unwrap();
+        let scan = scan_dir(root, &config, None, &|_, _| false).unwrap();
         let ids: Vec<&str> = scan.documents.iter().map(|d| d.id.as_str()).collect();
         assert_eq!(ids, [".claude/memory/m.json", "a.md", "b.rs", "package.json"]);
         assert_eq!(scan.documents[3].kind, Kind::Text, "JSON that is not memory records is text");
@@ -483,7 +609,7 @@ mod tests {
         assert!(w.contains("bad.txt: invalid UTF-8"), "{w}");
         assert!(w.contains("big.txt: 2000 bytes"), "{w}");
         let config = IndexConfig { exclude: vec!["*.rs".into()], ..IndexConfig::default() };
-        let scan = scan_dir(root, &config, None).unwrap();
+        let scan = scan_dir(root, &config, None, &|_, _| false).unwrap();
         assert!(!scan.documents.iter().any(|d| d.id == "b.rs"));
     }
 
@@ -495,7 +621,7 @@ mod tests {
         let key = format!("-----BEGIN RSA PRIVATE KEY-----\n{body}-----END RSA PRIVATE KEY-----");
         std::fs::write(dir.path().join("notes.md"), format!("# Deploy\n\nthe key:\n\n{key}\n\nafter")).unwrap();
         std::fs::write(dir.path().join("m.json"), r#"{"title":"db","content":"password: hunter2hunter2"}"#).unwrap();
-        let scan = scan_dir(dir.path(), &IndexConfig::default(), None).unwrap();
+        let scan = scan_dir(dir.path(), &IndexConfig::default(), None, &|_, _| false).unwrap();
         let all: String = scan.documents.iter().map(|d| d.text.as_str()).collect();
         assert!(!all.contains("MIIEow") && !all.contains("hunter2"), "{all}");
         assert!(all.contains("the key:\n\n[redacted]\n\nafter"), "{all}");
@@ -523,14 +649,14 @@ mod tests {
         write("data/blob.dat", &[0u8, 159, 146, 150]);
         write("data/one-line.csv", format!("{}\n", "1,2,3,".repeat(2000)).as_bytes());
         write("logo.png", &[137, 80, 78, 71, 0, 0]);
-        let scan = scan_dir(root, &IndexConfig::default(), None).unwrap();
+        let scan = scan_dir(root, &IndexConfig::default(), None, &|_, _| false).unwrap();
         let ids: Vec<&str> = scan.documents.iter().map(|d| d.id.as_str()).collect();
         assert_eq!(ids, ["Dockerfile", "Makefile", "complete/_rg", "doc/rg.1", "notes.weird-ext"]);
         assert!(scan.documents.iter().all(|d| d.kind == Kind::Text));
         assert!(scan.warnings.is_empty(), "binary files of unknown types are expected: {:?}", scan.warnings);
         // [index] exclude still wins.
         let config = IndexConfig { exclude: vec!["doc/**".into()], ..IndexConfig::default() };
-        let scan = scan_dir(root, &config, None).unwrap();
+        let scan = scan_dir(root, &config, None, &|_, _| false).unwrap();
         assert!(!scan.documents.iter().any(|d| d.id == "doc/rg.1"));
     }
 
@@ -544,7 +670,7 @@ mod tests {
         for name in [&b"x\xff.md"[..], &b"x\xfe.md"[..]] {
             std::fs::write(root.join(std::ffi::OsStr::from_bytes(name)), "# X\ntext").unwrap();
         }
-        let scan = scan_dir(root, &IndexConfig::default(), None).unwrap();
+        let scan = scan_dir(root, &IndexConfig::default(), None, &|_, _| false).unwrap();
         let ids: Vec<&str> = scan.documents.iter().map(|d| d.id.as_str()).collect();
         assert_eq!(ids, ["ok.md"]);
         assert_eq!((scan.files_scanned, scan.skipped), (3, 2));
