@@ -1060,6 +1060,15 @@ mod tests {
     use super::*;
 
     #[test]
+    fn ef_search_holds_for_small_graphs_and_grows_per_doubling() {
+        let c = VectorConfig::default();
+        assert_eq!(c.ef_search_for(0), c.ef_search);
+        assert_eq!(c.ef_search_for(c.ef_search_rows), c.ef_search);
+        assert_eq!(c.ef_search_for(4 * c.ef_search_rows), c.ef_search + 2 * c.ef_search_per_doubling);
+        assert!(c.ef_search_for(usize::MAX / 2) <= *bounds::HNSW_EF.end());
+    }
+
+    #[test]
     fn hidden_include_stays_inside_the_project() {
         for bad in ["/etc", "../other", ".claude/../../x"] {
             let (layer, _) = SettingsLayer::from_toml(&format!("[index]\nhidden_include = [{bad:?}]\n"), "t").unwrap();
@@ -1194,7 +1203,7 @@ mod properties {
         "embed", "index", "chunk", "vector", "bm25", "search", "fuse", "rerank", "tier", "abstain", "context", "hook",
         "nope",
     ];
-    const KEYS: [&str; 24] = [
+    const KEYS: [&str; 26] = [
         "k",
         "top_n",
         "threads",
@@ -1204,6 +1213,8 @@ mod properties {
         "overlap",
         "m",
         "ef_search",
+        "ef_search_rows",
+        "ef_search_per_doubling",
         "deadline_ms",
         "max_chars",
         "budget_tokens",

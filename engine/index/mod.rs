@@ -724,6 +724,11 @@ mod tests {
         let (a, b) = (project.path().join("a.md"), project.path().join("b.md"));
         std::fs::write(&a, "# Sessions\n\nSessions live in Redis.\n").unwrap();
         std::fs::write(&b, "# Uploads\n\nUploads are scanned.\n").unwrap();
+        // Modified "in 30 s": fresh for the next runs however slowly they go.
+        let soon = std::time::SystemTime::now() + std::time::Duration::from_secs(30);
+        for f in [&a, &b] {
+            std::fs::File::options().write(true).open(f).unwrap().set_modified(soon).unwrap();
+        }
 
         // Just written: too recent to trust a stat, so read again next time.
         assert_eq!(run().files_changed, 2);
@@ -752,9 +757,30 @@ mod tests {
         assert_eq!((report.files_unread, report.files_changed), (1, 1));
         assert_eq!(bm25_paths(&index, "resized"), ["b.md"]);
 
+        // Stats recorded by another build of the program (its redaction may differ) are not trusted.
+        let stats = std::fs::read_to_string(index.join(store::STATS)).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&stats).unwrap();
+        let other = stats.replace(v["version"].as_str().unwrap(), "0.1.0 another build");
+        std::fs::write(index.join(store::STATS), other).unwrap();
+        assert_eq!((run().files_unread, run().files_unread), (0, 2));
+
+        // The index directory is never indexed, even named as a root of its own.
+        let mut own = Settings::default();
+        own.index.hidden_include = vec![".engine".into()];
+        let report = build(&index, &source, &own, &embedder, &Default::default()).unwrap();
+        assert_eq!(report.files_scanned, 2);
+
         // A lost stat cache only costs a read.
         std::fs::remove_file(index.join(store::STATS)).unwrap();
         assert_eq!((run().files_unread, run().files_changed), (0, 0));
+        assert_eq!(run().files_unread, 2);
+
+        // A size limit lowered since applies to files passed over before: they leave the index.
+        let mut small = Settings::default();
+        small.index.max_file_size = 16;
+        let report = build(&index, &source, &small, &embedder, &Default::default()).unwrap();
+        assert_eq!((report.files_unread, report.files_removed), (0, 2));
+        assert!(bm25_paths(&index, "sessions").is_empty());
         ingest::pretend_clock_ahead(0);
     }
 

@@ -240,6 +240,12 @@ pub(crate) fn read_meta(gen_dir: &Path) -> Result<Meta> {
     serde_json::from_str(&text).map_err(|e| corrupt(index_dir, format!("{}: {e}", shown())))
 }
 
+/// Creates a file that must not exist yet, in a generation being written: files of a live
+/// generation may be hard links shared with it and are never opened for writing.
+pub(crate) fn create_new(path: &Path) -> Result<std::fs::File> {
+    std::fs::File::options().write(true).create_new(true).open(path).ctx(|| format!("creating {}", path.display()))
+}
+
 /// Writes a file and fsyncs it.
 pub(crate) fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
     let mut f = std::fs::File::create(path).ctx(|| format!("creating {}", path.display()))?;
@@ -341,6 +347,21 @@ impl WriterLock {
     }
 }
 
+/// The build of the program running: its version and its executable's size and modification
+/// time. A recorded hash is only as good as the code that redacted and hashed the file (secret
+/// patterns change without a version bump), so any other build reads every file once more.
+fn reader_identity() -> &'static str {
+    static IDENTITY: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        let exe = std::env::current_exe().and_then(std::fs::metadata).map(|m| crate::ingest::FileStat::of(&m));
+        match exe {
+            Ok(s) => format!("{} {} {}", env!("CARGO_PKG_VERSION"), s.size, s.mtime_ns),
+            // Unknown build: a fresh value per process, so nothing recorded is ever trusted.
+            Err(_) => format!("{} unknown {}", env!("CARGO_PKG_VERSION"), std::process::id()),
+        }
+    });
+    &IDENTITY
+}
+
 /// Name of the [`StatCache`] file in the index directory.
 pub(crate) const STATS: &str = "stats.json";
 
@@ -351,8 +372,8 @@ pub(crate) const STATS: &str = "stats.json";
 /// replaced by rename but not synced.
 #[derive(Debug, Default, PartialEq, Serialize, Deserialize)]
 pub(crate) struct StatCache {
-    /// The engine version that hashed the files: another version may read or redact them
-    /// differently, so its hashes are not trusted.
+    /// The program that hashed the files ([`reader_identity`]): another build may read or redact
+    /// them differently, so its hashes are not trusted.
     version: String,
     files: BTreeMap<String, (FileStat, String)>,
 }
@@ -363,7 +384,7 @@ impl StatCache {
         std::fs::read(index_dir.join(STATS))
             .ok()
             .and_then(|bytes| serde_json::from_slice::<StatCache>(&bytes).ok())
-            .filter(|c| c.version == env!("CARGO_PKG_VERSION"))
+            .filter(|c| c.version == reader_identity())
             .unwrap_or_default()
     }
 
@@ -382,7 +403,7 @@ impl StatCache {
                 files.insert(id.clone(), record.clone());
             }
         }
-        StatCache { version: env!("CARGO_PKG_VERSION").to_string(), files }
+        StatCache { version: reader_identity().to_string(), files }
     }
 
     /// Writes the cache into `index_dir` (replacing the old one at once).

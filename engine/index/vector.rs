@@ -291,20 +291,19 @@ impl Rows {
 /// Writes the graph's rows as bare floats (`vectors.base`), fsynced.
 fn write_base(dir: &Path, data: &[f32]) -> Result<()> {
     let path = dir.join(BASE);
-    let mut bytes = Vec::with_capacity(data.len() * 4);
+    // Streamed: a whole-array byte copy would add the vectors' size to the peak of a build.
+    let mut f = std::io::BufWriter::with_capacity(1 << 20, crate::index::store::create_new(&path)?);
     for x in data {
-        bytes.extend_from_slice(&x.to_le_bytes());
+        f.write_all(&x.to_le_bytes()).ctx(|| format!("writing {}", path.display()))?;
     }
-    crate::index::store::write_synced(&path, &bytes)
+    let f = f.into_inner().map_err(|e| e.into_error()).ctx(|| format!("writing {}", path.display()))?;
+    f.sync_all().ctx(|| format!("syncing {}", path.display()))
 }
 
 /// Writes `vectors.bin` (ids, then the rows from `graph_rows` on), fsynced.
 fn write_rows(dir: &Path, dim: usize, vids: &[u64], data: &[f32], graph_rows: usize) -> Result<()> {
     let path = dir.join(FILE);
-    let mut f = std::io::BufWriter::with_capacity(
-        1 << 20,
-        std::fs::File::create(&path).ctx(|| format!("creating {}", path.display()))?,
-    );
+    let mut f = std::io::BufWriter::with_capacity(1 << 20, crate::index::store::create_new(&path)?);
     let mut put = |bytes: &[u8]| f.write_all(bytes).ctx(|| format!("writing {}", path.display()));
     put(MAGIC)?;
     put(&(dim as u32).to_le_bytes())?;

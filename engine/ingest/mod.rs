@@ -189,6 +189,8 @@ pub struct FileStat {
     pub mtime_ns: i64,
     /// Status change time, nanoseconds since the epoch.
     pub ctime_ns: i64,
+    /// Device the inode number belongs to.
+    pub dev: u64,
     /// Inode number.
     pub ino: u64,
 }
@@ -207,6 +209,7 @@ impl FileStat {
             size: meta.size(),
             mtime_ns: ns(meta.mtime(), meta.mtime_nsec()),
             ctime_ns: ns(meta.ctime(), meta.ctime_nsec()),
+            dev: meta.dev(),
             ino: meta.ino(),
         }
     }
@@ -399,6 +402,15 @@ pub(crate) fn scan_dir(
     }
     let mut seen = std::collections::HashSet::new();
     for walk_root in &roots {
+        // The walker filters entries below a root, never the root itself (`hidden_include`
+        // naming the index directory).
+        let root_id = std::fs::metadata(walk_root).ok().map(|m| {
+            use std::os::unix::fs::MetadataExt;
+            (m.dev(), m.ino())
+        });
+        if index_id.is_some() && root_id == index_id {
+            continue;
+        }
         let walker = ignore::WalkBuilder::new(walk_root)
             .hidden(true)
             .git_ignore(true)
@@ -451,7 +463,8 @@ pub(crate) fn scan_dir(
                     continue;
                 }
             };
-            if unchanged(&rel, &stat) {
+            // Over the size limit: read, to be refused with its warning (the limit may be new).
+            if stat.size <= config.max_file_size && unchanged(&rel, &stat) {
                 scan.unchanged.push(rel);
                 continue;
             }
