@@ -326,7 +326,7 @@ pub fn run_index(
             }
         }
     };
-    let options = BuildOptions { rebuild, progress: Some(&progress) };
+    let options = BuildOptions { rebuild, progress: Some(&progress), release_model: true };
     let report = index::build(index_dir, source, settings, &embedder, &options)?;
     if let Some(b) = bar {
         b.finish_and_clear();

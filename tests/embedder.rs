@@ -215,3 +215,13 @@ fn the_fast_token_count_matches_the_tokenizer_on_every_corpus_file() {
     }
     assert!(checked > 1000 && mixed > 10, "{checked} texts checked, {mixed} with non-ASCII words");
 }
+
+#[test]
+fn a_released_model_loads_again_and_embeds_the_same() {
+    let lazy = engine::embed::LazyOnnxEmbedder::new(models(), EmbedConfig::default());
+    let text = "Sessions are stored in Redis so that every web node sees them.";
+    let before = lazy.embed(&[text]).unwrap();
+    lazy.release();
+    let after = lazy.embed(&[text]).unwrap();
+    assert!(dot(&before[0], &after[0]) > 0.9999, "{}", dot(&before[0], &after[0]));
+}

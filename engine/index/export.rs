@@ -128,7 +128,7 @@ mod tests {
         assert!(resize["bm25_text"].as_str().unwrap().contains("resize"));
         assert!(lines.iter().all(|l| l["id"].as_str().unwrap().starts_with(l["document"].as_str().unwrap())));
         // A rebuild renumbers vectors; the export is the same, line for line.
-        let rebuild = crate::index::BuildOptions { rebuild: true, progress: None };
+        let rebuild = crate::index::BuildOptions { rebuild: true, ..Default::default() };
         crate::index::build(&index, &source, &settings, &embedder, &rebuild).unwrap();
         let mut second = Vec::new();
         export(&index, &mut second).unwrap();

@@ -76,6 +76,10 @@ pub struct BuildOptions<'a> {
     pub rebuild: bool,
     /// Called with (chunks embedded so far, chunks to embed).
     pub progress: Option<&'a (dyn Fn(usize, usize) + Sync)>,
+    /// Release the embedder's memory ([`Embedder::release`]) once every chunk is embedded, so the
+    /// HNSW build does not stack on top of it: the peak of a first index. For a one-shot run; a
+    /// server that embeds queries next would load the model again.
+    pub release_model: bool,
 }
 
 /// The text the model embeds for a chunk: its title (heading path, symbol path, record title),
@@ -302,10 +306,15 @@ pub fn build(
                 };
                 publish(index_dir, text_dir, text_generation, &mut meta, &mut rows, plan, settings, live.as_deref())?;
             }
+            // The tantivy writer's arena is free again: give it back while embedding goes on.
+            crate::embed::trim_heap();
             Ok::<_, Error>((bm25_secs, started.elapsed().as_secs_f64(), rows))
         });
         let t = Instant::now();
         let embedded = embed_missing(new_chunks, &mut cache, embedder, options);
+        if options.release_model {
+            embedder.release();
+        }
         let embed_secs = t.elapsed().as_secs_f64();
 
         (bm25.join().expect("tantivy thread"), embedded.map(|n| (n, embed_secs)))
@@ -712,6 +721,50 @@ mod tests {
         assert_eq!(rebuilt.len(), 40);
         assert_eq!(rebuilt.graph_rows(), 40);
         assert!(rebuilt.vids.iter().all(|&v| v != vector::TOMBSTONE));
+    }
+
+    /// The hashing embedder, counting `embed` and `release` calls.
+    #[derive(Default)]
+    struct Releasing {
+        embeds: std::sync::atomic::AtomicUsize,
+        /// `embeds` at each release.
+        releases: Mutex<Vec<usize>>,
+    }
+
+    impl Embedder for Releasing {
+        fn id(&self) -> &str {
+            "releasing"
+        }
+        fn dimensions(&self) -> usize {
+            16
+        }
+        fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+            self.embeds.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            HashEmbedder::new(16).embed(texts)
+        }
+        fn release(&self) {
+            self.releases.lock().unwrap().push(self.embeds.load(std::sync::atomic::Ordering::SeqCst));
+        }
+    }
+
+    #[test]
+    fn the_model_is_released_after_embedding_only_when_asked() {
+        let project = tempfile::tempdir().unwrap();
+        let index = project.path().join(".engine");
+        let source = Source::Dir(project.path().into());
+        let embedder = Releasing::default();
+        std::fs::write(project.path().join("a.md"), "# Sessions\n\nSessions live in Redis.\n").unwrap();
+        build(&index, &source, &Settings::default(), &embedder, &Default::default()).unwrap();
+        assert!(embedder.releases.lock().unwrap().is_empty());
+        std::fs::write(project.path().join("b.md"), "# Uploads\n\nUploads are scanned.\n").unwrap();
+        let once = BuildOptions { release_model: true, ..Default::default() };
+        build(&index, &source, &Settings::default(), &embedder, &once).unwrap();
+        let embeds = embedder.embeds.load(std::sync::atomic::Ordering::SeqCst);
+        assert!(embeds >= 2);
+        // Released once, after the run's last embedding.
+        assert_eq!(*embedder.releases.lock().unwrap(), [embeds]);
+        let engine = Engine::builder(&index).embedder(Arc::new(Releasing::default())).open().unwrap();
+        assert!(engine.search("uploads").unwrap().results[0].path.ends_with("b.md"));
     }
 
     #[test]
