@@ -126,9 +126,10 @@ section! {
         ef_search_rows: usize = 20_000,
         /// Added to `ef_search` per doubling of the graph beyond `ef_search_rows`: recall at a
         /// fixed candidate-list size falls as the graph grows. Measured by `cargo bench --bench
-        /// vector` on 54.7k code chunks (scripts/bench-large.sh): recall@10 0.958 at ef 96, 0.977
-        /// at 128, 0.986 at 160; a denser graph (m 24) did no better at equal ef.
-        ef_search_per_doubling: usize = 48,
+        /// vector` on 54.7k code chunks (scripts/bench-large.sh): recall@10 0.969 at ef 96, 0.979
+        /// at 128, 0.986 at 160, 0.990 at 200 on one build, 0.978 at 166 on another (builds vary);
+        /// 72 gives ef 201 there. A denser graph (m 24) did no better at equal ef.
+        ef_search_per_doubling: usize = 72,
         /// Below this many vectors, exact search is used: it is exact, and faster there. Measured
         /// by `cargo bench --bench vector` on SciFact + CoSQA embeddings: exact 0.46 ms vs HNSW
         /// 0.56 ms at 5k vectors, exact 1.19 ms vs HNSW 0.70 ms at 10k.

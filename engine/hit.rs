@@ -143,28 +143,71 @@ pub struct Evidence {
     pub best_coverage: f32,
 }
 
-/// The window of about `max` characters of `text` holding the most query terms, on char
-/// boundaries, whitespace collapsed.
+/// Words too common to place a window by.
+const SNIPPET_STOP: &[&str] = &[
+    "about", "after", "and", "are", "but", "can", "did", "does", "for", "from", "get", "has", "have", "how", "into",
+    "its", "not", "now", "our", "out", "that", "the", "their", "them", "then", "there", "these", "they", "this", "was",
+    "way", "were", "what", "when", "where", "which", "who", "why", "will", "with", "would", "you", "your",
+];
+
+/// The part of `text` (whitespace collapsed) of at most `max` characters that best shows `query`:
+/// the window holding the most distinct query words, placed so that a third of the room left
+/// goes before the first of them and two thirds after (what answers a question tends to follow
+/// the words it names).
 pub fn snippet(text: &str, query: &str, max: usize) -> String {
     let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
     if flat.chars().count() <= max {
         return flat;
     }
-    let lower = flat.to_lowercase();
-    let terms: Vec<String> =
-        query.split(|c: char| !c.is_alphanumeric()).filter(|t| t.len() > 2).map(str::to_lowercase).collect();
-    let mut best = 0;
-    let mut best_score = 0;
+    // ASCII case folding keeps byte offsets, so windows found in `lower` cut `flat` on the same bytes.
+    let lower = flat.to_ascii_lowercase();
+    let mut terms: Vec<String> = query
+        .split(|c: char| !c.is_alphanumeric() && c != '_')
+        .filter(|t| t.len() > 2)
+        .map(str::to_ascii_lowercase)
+        .filter(|t| !SNIPPET_STOP.contains(&t.as_str()))
+        .collect();
+    terms.sort();
+    terms.dedup();
+    // Every occurrence of a query word: (start, end, which word), in text order.
+    let mut hits: Vec<(usize, usize, usize)> = terms
+        .iter()
+        .enumerate()
+        .flat_map(|(i, t)| lower.match_indices(t.as_str()).map(move |(p, m)| (p, p + m.len(), i)))
+        .collect();
+    hits.sort_unstable();
     let starts: Vec<usize> = std::iter::once(0).chain(lower.match_indices(' ').map(|(i, _)| i + 1)).collect();
-    for &s in starts.iter().step_by(4) {
-        let end = (s + max).min(lower.len());
-        let window = lower.get(s..end).unwrap_or("");
-        let score = terms.iter().filter(|t| window.contains(String::as_str(t))).count();
-        if score > best_score {
-            best = s;
-            best_score = score;
+    // Slide a window of `max` bytes over word starts, counting the words inside it.
+    let (mut counts, mut distinct) = (vec![0usize; terms.len()], 0usize);
+    let (mut lo, mut hi) = (0usize, 0usize);
+    let mut best_key = (0usize, usize::MAX);
+    let mut best_start = 0usize;
+    for &s in &starts {
+        let end = s + max;
+        while hi < hits.len() && hits[hi].1 <= end {
+            counts[hits[hi].2] += 1;
+            distinct += usize::from(counts[hits[hi].2] == 1);
+            hi += 1;
+        }
+        while lo < hi && hits[lo].0 < s {
+            counts[hits[lo].2] -= 1;
+            distinct -= usize::from(counts[hits[lo].2] == 0);
+            lo += 1;
+        }
+        if distinct > 0 {
+            let (first, last) = (hits[lo].0, hits[hi - 1].1);
+            let slack = max.saturating_sub(last - first);
+            let miss = (first - s).abs_diff(slack / 3);
+            if distinct > best_key.0 || (distinct == best_key.0 && miss < best_key.1) {
+                (best_key, best_start) = ((distinct, miss), s);
+            }
+        }
+        // Later windows would only be shorter.
+        if end >= lower.len() {
+            break;
         }
     }
+    let best = best_start;
     let mut out: String = flat[best..].chars().take(max).collect();
     if best > 0 {
         out.insert_str(0, "… ");
@@ -186,5 +229,23 @@ mod tests {
         assert!(s.contains("session store"), "{s}");
         assert!(s.chars().count() <= 64);
         assert_eq!(snippet("short text", "x", 60), "short text");
+    }
+
+    #[test]
+    fn snippet_leaves_room_after_the_words_it_found() {
+        let text = format!(
+            "{} the toggle_debug event updates the computer through update_computer_inputs and the view renders again {}",
+            "filler ".repeat(100),
+            "tail ".repeat(100)
+        );
+        // The first window holding every word would end at "toggle_debug"; the answer follows it.
+        let s = snippet(&text, "how does the toggle of debug work?", 120);
+        assert!(s.contains("toggle_debug") && s.contains("update_computer_inputs"), "{s}");
+        // Words too common to place a window by do not pull it into the filler.
+        let s = snippet(&format!("{}{text}", "how the does what ".repeat(40)), "how does the toggle_debug work", 120);
+        assert!(s.contains("update_computer_inputs"), "{s}");
+        // Case folding keeps byte offsets on text that is not ASCII.
+        let odd = format!("{} İstanbul ÅSA toggle_debug {}", "ß ".repeat(200), "ǅ ".repeat(200));
+        assert!(snippet(&odd, "toggle_debug", 40).contains("toggle_debug"));
     }
 }
