@@ -273,6 +273,8 @@ pub fn build(
             }
         }
     }
+    // The cached vectors are in `rows` now: the cache keeps only what this run embeds.
+    cache.forget();
     let early_meta = (!uncached.is_empty()).then(|| {
         let mut meta = meta.clone();
         for entry in meta.docs.values_mut() {
@@ -311,7 +313,7 @@ pub fn build(
             Ok::<_, Error>((bm25_secs, started.elapsed().as_secs_f64(), rows))
         });
         let t = Instant::now();
-        let embedded = embed_missing(new_chunks, &mut cache, embedder, options);
+        let embedded = embed_missing(new_chunks, &uncached, &mut cache, embedder, options);
         if options.release_model {
             embedder.release();
         }
@@ -424,9 +426,10 @@ fn check_paths(index_dir: &Path, source: &Source) -> Result<()> {
     }
 }
 
-/// Embeds every new chunk text the cache does not have; returns how many were embedded.
+/// Embeds the text of every `uncached` chunk (each distinct text once); returns how many were embedded.
 fn embed_missing(
     chunks: &[NewChunk],
+    uncached: &HashSet<u64>,
     cache: &mut EmbedCache,
     embedder: &dyn Embedder,
     options: &BuildOptions,
@@ -434,7 +437,7 @@ fn embed_missing(
     let mut todo: Vec<(usize, [u8; 16])> = Vec::new();
     let mut queued = HashSet::new();
     for (i, c) in chunks.iter().enumerate() {
-        if cache.get(&c.key).is_none() && queued.insert(c.key) {
+        if uncached.contains(&c.vid) && queued.insert(c.key) {
             todo.push((i, c.key));
         }
     }

@@ -496,6 +496,12 @@ impl EmbedCache {
         Some(&self.data[row * self.dim..(row + 1) * self.dim])
     }
 
+    /// Drops the vectors read from disk (the file keeps them): [`EmbedCache::get`] finds only
+    /// what is inserted from now on.
+    pub(crate) fn forget(&mut self) {
+        (self.rows, self.data) = (HashMap::new(), Vec::new());
+    }
+
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.rows.len()

@@ -29,10 +29,16 @@ pub fn engine(args: &[&str], cwd: Option<&Path>) -> (i32, String, String) {
     )
 }
 
+/// Copies a tree, leaving out `.engine` directories: an index built in the checkout (README's
+/// first command builds sample/.engine) names its own project, and a test working on the copy
+/// would write into the checkout.
 pub fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for e in std::fs::read_dir(from).unwrap() {
         let e = e.unwrap();
+        if e.file_name() == ".engine" {
+            continue;
+        }
         let dst = to.join(e.file_name());
         if e.file_type().unwrap().is_dir() {
             copy_dir(&e.path(), &dst);
