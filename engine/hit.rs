@@ -181,7 +181,7 @@ pub fn snippet(text: &str, query: &str, max: usize) -> String {
     let (mut counts, mut distinct) = (vec![0usize; terms.len()], 0usize);
     let (mut lo, mut hi) = (0usize, 0usize);
     let mut best_key = (0usize, usize::MAX);
-    let mut best_start = 0usize;
+    let mut best = 0usize;
     for &s in &starts {
         let end = s + max;
         while hi < hits.len() && hits[hi].1 <= end {
@@ -199,7 +199,7 @@ pub fn snippet(text: &str, query: &str, max: usize) -> String {
             let slack = max.saturating_sub(last - first);
             let miss = (first - s).abs_diff(slack / 3);
             if distinct > best_key.0 || (distinct == best_key.0 && miss < best_key.1) {
-                (best_key, best_start) = ((distinct, miss), s);
+                (best_key, best) = ((distinct, miss), s);
             }
         }
         // Later windows would only be shorter.
@@ -207,7 +207,6 @@ pub fn snippet(text: &str, query: &str, max: usize) -> String {
             break;
         }
     }
-    let best = best_start;
     let mut out: String = flat[best..].chars().take(max).collect();
     if best > 0 {
         out.insert_str(0, "… ");

@@ -372,6 +372,12 @@ fn content_kind(known: Option<(Kind, Option<Lang>)>, text: &str) -> Option<(Kind
 /// read it.
 pub type Unchanged<'a> = &'a (dyn Fn(&str, &FileStat) -> bool + Sync);
 
+/// A file's identity: its device and inode numbers.
+fn identity(meta: &std::fs::Metadata) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    (meta.dev(), meta.ino())
+}
+
 /// Walks `root` and reads every indexable file but those `unchanged` knows.
 pub(crate) fn scan_dir(
     root: &Path,
@@ -387,10 +393,7 @@ pub(crate) fn scan_dir(
     // The index directory is left out by identity (device and inode), checked on directories
     // only: the walk follows no symbolic links, so nothing under another directory is in it, and
     // one stat per directory is far cheaper than resolving every file's path.
-    let index_id = index_dir.and_then(|d| std::fs::metadata(d).ok()).map(|m| {
-        use std::os::unix::fs::MetadataExt;
-        (m.dev(), m.ino())
-    });
+    let index_id = index_dir.and_then(|d| std::fs::metadata(d).ok()).map(|m| identity(&m));
     let started = now_ns();
     let mut scan = Scan::default();
     let mut roots = vec![root.to_path_buf()];
@@ -404,11 +407,7 @@ pub(crate) fn scan_dir(
     for walk_root in &roots {
         // The walker filters entries below a root, never the root itself (`hidden_include`
         // naming the index directory).
-        let root_id = std::fs::metadata(walk_root).ok().map(|m| {
-            use std::os::unix::fs::MetadataExt;
-            (m.dev(), m.ino())
-        });
-        if index_id.is_some() && root_id == index_id {
+        if index_id.is_some() && std::fs::metadata(walk_root).ok().map(|m| identity(&m)) == index_id {
             continue;
         }
         let walker = ignore::WalkBuilder::new(walk_root)
@@ -417,9 +416,8 @@ pub(crate) fn scan_dir(
             .ignore(true)
             .require_git(false)
             .filter_entry(move |e| {
-                use std::os::unix::fs::MetadataExt;
                 !(index_id.is_some() && e.file_type().is_some_and(|t| t.is_dir()))
-                    || e.metadata().map_or(true, |m| Some((m.dev(), m.ino())) != index_id)
+                    || e.metadata().map_or(true, |m| Some(identity(&m)) != index_id)
             })
             .build();
         for entry in walker {
