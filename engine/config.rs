@@ -109,6 +109,11 @@ section! {
         max_tokens: usize = 240,
         /// Share of a window carried into the next one.
         overlap: f32 = 0.15,
+        /// Token budget of a piece of a long memory record (a compaction summary, a session
+        /// record): a piece is about one fact, so the piece a prompt finds is the fact it asks
+        /// for, whole, not a window of 240 tokens that may cut before it. Chosen on the dev half
+        /// of golden/transcripts with `[context] record_parts` (README, memory quality).
+        memory_max_tokens: usize = 80,
     }
 }
 
@@ -423,6 +428,10 @@ section! {
         winner_gap: f32 = 0.15,
         /// Neighbouring chunks added on each side of a strong hit in an ambiguous cluster.
         neighbours: usize = 1,
+        /// Pieces of one long memory record (a compaction summary) shown together in its entry,
+        /// each as its own window: the record's attributes are written once, not once per piece,
+        /// and the room saved shows more pieces.
+        record_parts: usize = 6,
     }
 }
 
@@ -807,6 +816,7 @@ impl Validate for IndexConfig {
 impl Validate for ChunkConfig {
     fn check(&self, c: &mut Check) {
         c.int("max_tokens", self.max_tokens, bounds::CHUNK_TOKENS);
+        c.int("memory_max_tokens", self.memory_max_tokens, bounds::CHUNK_TOKENS);
         // Past 0.9 a window would advance by a token or two at a time.
         c.float("overlap", self.overlap, 0.0..=0.9);
     }
@@ -963,6 +973,7 @@ impl Validate for ContextConfig {
         c.float("winner_min_cosine", self.winner_min_cosine, 0.0..=1.0);
         c.float("winner_gap", self.winner_gap, 0.0..=1.0);
         c.int("neighbours", self.neighbours, bounds::COUNT);
+        c.int("record_parts", self.record_parts, 1..=100);
     }
 }
 

@@ -230,24 +230,33 @@ fn attrs(hit: &Hit, config: &ContextConfig) -> String {
 }
 
 /// Renders one hit at a layer. `neighbours` is only read for [`Layer::Neighbours`].
-/// `a` is the hit's [`attrs`] and `text` its [`visible`] text, made once by the caller however many
-/// layers it tries (secrets go before any window or summary cuts the text: a cut token no longer
-/// matches).
+/// `a` is the hit's [`attrs`] and `texts` the [`visible`] text of the hit and of the other pieces
+/// of its memory record shown with it, made once by the caller however many layers it tries
+/// (secrets go before any window or summary cuts the text: a cut token no longer matches).
 fn render(
     query: &str,
     hit: &Hit,
     a: &str,
-    text: &str,
+    texts: &[String],
     layer: Layer,
     neighbours: &[Hit],
     config: &ContextConfig,
 ) -> String {
-    let window = || crate::hit::snippet(text, query, config.snippet_chars);
+    let text = &texts[0];
+    // One window per piece, each cleaned on its own so no cut runs across two pieces.
+    let windows_of = |texts: &[String], body: bool, sep: &str| {
+        texts
+            .iter()
+            .map(|t| clean(&crate::hit::snippet(t, query, config.snippet_chars), config.snippet_chars + 4, body))
+            .collect::<Vec<_>>()
+            .join(sep)
+    };
+    let windows = |body: bool, sep: &str| windows_of(texts, body, sep);
     match layer {
         // A memory record is what was decided or found; its path alone tells the model nothing
         // it could act on, so a medium record shows the part of it that matches the prompt.
         Layer::Summary if hit.confidence == Confidence::Medium && hit.kind == "memory" => {
-            format!("<memory-compact{a}>{}</memory-compact>\n", clean(&window(), config.snippet_chars + 4, false))
+            format!("<memory-compact{a}>{}</memory-compact>\n", windows(false, " "))
         }
         Layer::Summary if hit.confidence == Confidence::Medium => format!("<memory-compact{a}/>\n"),
         Layer::Summary => {
@@ -256,9 +265,9 @@ fn render(
                 clean(&summary(text, config.summary_chars), config.summary_chars, false)
             )
         }
-        Layer::Snippet => format!("<result{a}>\n{}\n</result>\n", clean(&window(), config.snippet_chars + 4, true)),
+        Layer::Snippet => format!("<result{a}>\n{}\n</result>\n", windows(true, "\n")),
         Layer::Neighbours => {
-            let mut s = format!("<result{a}>\n{}\n", clean(&window(), config.snippet_chars + 4, true));
+            let mut s = format!("<result{a}>\n{}\n", windows(true, "\n"));
             for n in neighbours {
                 let near = visible(&n.text, true);
                 s.push_str(&format!(
@@ -272,8 +281,20 @@ fn render(
             s.push_str("</result>\n");
             s
         }
-        Layer::Full => format!("<result{a}>\n{}\n</result>\n", clean(text.trim(), usize::MAX, true)),
+        Layer::Full => {
+            let rest =
+                if texts.len() > 1 { format!("\n{}", windows_of(&texts[1..], true, "\n")) } else { String::new() };
+            format!("<result{a}>\n{}{rest}\n</result>\n", clean(text.trim(), usize::MAX, true))
+        }
     }
+}
+
+/// One entry of a context block: a hit, the layer planned for it, and the other pieces of its
+/// memory record shown with it.
+struct Planned<'a> {
+    hit: &'a Hit,
+    layer: Layer,
+    parts: Vec<&'a Hit>,
 }
 
 /// Builds the context block for labelled hits (best first) of `query`. `neighbours` gives the
@@ -286,10 +307,10 @@ pub fn context(
     count: &dyn Fn(&str) -> usize,
 ) -> ContextBlock {
     let high: Vec<&Hit> = hits.iter().filter(|h| h.confidence == Confidence::High).collect();
-    let (rule, plan): (Rule, Vec<(&Hit, Layer)>) = match config.output_mode {
+    let (rule, plan): (Rule, Vec<Planned>) = match config.output_mode {
         OutputMode::Legacy => (
             if high.is_empty() { Rule::LowConfidence } else { Rule::HighConfidenceSingle },
-            hits.iter().map(|h| (h, Layer::Snippet)).collect(),
+            hits.iter().map(|h| Planned { hit: h, layer: Layer::Snippet, parts: Vec::new() }).collect(),
         ),
         OutputMode::Tiered => {
             let rule = match high.len() {
@@ -299,27 +320,27 @@ pub fn context(
                 _ => Rule::AmbiguousMultipleHigh,
             };
             // One entry per file, its best chunk: a file listed twice repeats its path and says
-            // nothing new, and the room is better spent on another candidate file. Memory is the
-            // exception: each chunk of a long record (a compaction summary) is a fact of its own.
-            let mut files: Vec<&str> = Vec::new();
-            let plan = hits
-                .iter()
-                .filter(|h| h.confidence != Confidence::Low)
-                .filter(|h| {
-                    let new = h.kind == "memory" || !files.contains(&h.doc.as_str());
-                    files.push(&h.doc);
-                    new
-                })
-                .map(|h| {
-                    let layer = match (h.confidence, rule) {
-                        (Confidence::High, Rule::ClearWinner) => Layer::Full,
-                        (Confidence::High, Rule::AmbiguousMultipleHigh) => Layer::Neighbours,
-                        (Confidence::High, _) => Layer::Snippet,
-                        _ => Layer::Summary,
-                    };
-                    (h, layer)
-                })
-                .collect();
+            // nothing new, and the room is better spent on another candidate file. A long memory
+            // record (a compaction summary) differs: each of its pieces is a fact of its own, so
+            // its entry shows up to `record_parts` of them, each as its own window. A file of
+            // several records gives each record its own entry (a piece carries its record's title).
+            let mut plan: Vec<Planned> = Vec::new();
+            for h in hits.iter().filter(|h| h.confidence != Confidence::Low) {
+                let same = |p: &&mut Planned| p.hit.doc == h.doc && (h.kind != "memory" || p.hit.title == h.title);
+                if let Some(p) = plan.iter_mut().find(same) {
+                    if h.kind == "memory" && p.parts.len() + 1 < config.record_parts {
+                        p.parts.push(h);
+                    }
+                    continue;
+                }
+                let layer = match (h.confidence, rule) {
+                    (Confidence::High, Rule::ClearWinner) => Layer::Full,
+                    (Confidence::High, Rule::AmbiguousMultipleHigh) => Layer::Neighbours,
+                    (Confidence::High, _) => Layer::Snippet,
+                    _ => Layer::Summary,
+                };
+                plan.push(Planned { hit: h, layer, parts: Vec::new() });
+            }
             (rule, plan)
         }
     };
@@ -332,33 +353,49 @@ pub fn context(
     let mut shown = Vec::new();
     let mut seen: Vec<Hit> = Vec::new();
     let mut dropped = 0;
-    for (i, (hit, layer)) in plan.iter().enumerate() {
-        // Progressive disclosure under the budget: full text, else snippet, else one line.
+    for (i, Planned { hit, layer, parts }) in plan.iter().enumerate() {
+        // Progressive disclosure under the budget: full text, else snippet, else one line; a
+        // record's pieces go one by one, from the last, before the layer does.
         // Neighbours that are hits themselves, or already shown as someone's neighbour, would
         // repeat text: overlapping chunks of a file appear once.
         let near: Vec<Hit> = if *layer == Layer::Neighbours {
             neighbours(hit)
                 .into_iter()
-                .filter(|n| !plan.iter().any(|(h, _)| h.overlaps(n)) && !seen.iter().any(|s| s.overlaps(n)))
+                .filter(|n| {
+                    !plan.iter().any(|p| p.hit.overlaps(n) || p.parts.iter().any(|x| x.overlaps(n)))
+                        && !seen.iter().any(|s| s.overlaps(n))
+                })
                 .collect()
         } else {
             Vec::new()
         };
-        let (a, text) = (attrs(hit, config), visible(&hit.text, true));
-        let fitted = [*layer, Layer::Snippet, Layer::Summary]
+        let a = attrs(hit, config);
+        let texts: Vec<String> =
+            std::iter::once(*hit).chain(parts.iter().copied()).map(|h| visible(&h.text, true)).collect();
+        // A one-line summary of a hit that is not a medium memory record shows no piece's text.
+        let pieces = |l: Layer| {
+            let shows_parts = l != Layer::Summary || (hit.confidence == Confidence::Medium && hit.kind == "memory");
+            (1..=if shows_parts { texts.len() } else { 1 }).rev().map(move |n| (l, n))
+        };
+        let mut layers = vec![*layer, Layer::Snippet, Layer::Summary];
+        layers.retain(|l| l <= layer);
+        layers.dedup();
+        let fitted = layers
             .into_iter()
-            .filter(|l| l <= layer)
-            .map(|l| (l, render(query, hit, &a, &text, l, &near, config)))
-            .map(|(l, text)| (l, count(&text), text))
-            .find(|(_, tokens, _)| used + tokens <= limit);
+            .flat_map(pieces)
+            .map(|(l, n)| (l, n, render(query, hit, &a, &texts[..n], l, &near, config)))
+            .map(|(l, n, text)| (l, n, count(&text), text))
+            .find(|(_, _, tokens, _)| used + tokens <= limit);
         match fitted {
-            Some((l, tokens, text)) => {
+            Some((l, n, tokens, text)) => {
                 if l == Layer::Neighbours {
                     seen.extend(near.iter().cloned());
                 }
                 used += tokens;
                 body.push_str(&text);
-                shown.push(Shown { id: hit.id.clone(), path: hit.path.clone(), confidence: hit.confidence, layer: l });
+                for h in std::iter::once(*hit).chain(parts.iter().copied()).take(n) {
+                    shown.push(Shown { id: h.id.clone(), path: h.path.clone(), confidence: h.confidence, layer: l });
+                }
             }
             None => {
                 dropped = plan.len() - i;
@@ -576,6 +613,57 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn pieces_of_one_memory_record_share_its_entry_up_to_record_parts() {
+        let none = |_: &Hit| Vec::new();
+        let piece = |id: &str, doc: &str, kind: &str, fact: &str| {
+            let mut h = hit(id, 0.5, 0.5);
+            (h.doc, h.path, h.kind, h.confidence) = (doc.into(), format!("{doc}.json"), kind.into(), Medium);
+            h.title = format!("Record {doc}");
+            h.text = format!("{fact} {}", "filler ".repeat(80));
+            h
+        };
+        let hits = vec![
+            piece("s#1", "summary", "memory", "alpha fact"),
+            piece("n#1", "note", "memory", "beta fact"),
+            piece("s#2", "summary", "memory", "gamma fact"),
+            piece("s#3", "summary", "memory", "delta fact"),
+            piece("c#1", "code", "code", "epsilon fact"),
+            piece("c#2", "code", "code", "zeta fact"),
+        ];
+        let c = ContextConfig { record_parts: 2, ..ContextConfig::default() };
+        let b = context("fact", &hits, &c, &none, &words);
+        // The summary's attributes once, with its first two pieces; its third piece left out.
+        assert_eq!(b.text.matches("path=\"summary.json\"").count(), 1, "{}", b.text);
+        let (alpha, gamma) = (b.text.find("alpha fact").unwrap(), b.text.find("gamma fact").unwrap());
+        assert!(alpha < gamma && gamma < b.text.find("beta fact").unwrap(), "{}", b.text);
+        assert!(!b.text.contains("delta fact"));
+        // A code file is still one entry, its best chunk: its other chunk is no piece of a record.
+        assert_eq!(b.shown.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(), ["s#1", "s#2", "n#1", "c#1"]);
+        // One piece per entry: every entry is a record or a file of its own.
+        let b = context("fact", &hits, &ContextConfig { record_parts: 1, ..c.clone() }, &none, &words);
+        assert!(!b.text.contains("gamma fact"));
+        // Too little room for a record's pieces: its first piece alone rather than nothing.
+        let small = ContextConfig { budget_tokens: 130, fill: 1.0, ..c.clone() };
+        let b = context("fact", &hits, &small, &none, &words);
+        assert_eq!(b.shown.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(), ["s#1"], "{}", b.text);
+        assert!(!b.text.contains("gamma fact"), "{}", b.text);
+        // Two records in one file are two entries, each under its own title.
+        let mut other = piece("s#9", "summary", "memory", "eta fact");
+        other.title = "Another record".into();
+        let b = context("fact", &[hits[0].clone(), other], &c, &none, &words);
+        assert_eq!(b.text.matches("path=\"summary.json\"").count(), 2, "{}", b.text);
+        assert!(b.text.contains("title=\"Another record\">eta fact"), "{}", b.text);
+        // A secret in any piece is redacted, whichever layer shows it.
+        let mut secret = hits.clone();
+        secret[2].text = format!("gamma ghp_0123456789abcdefghijABCDEFGHIJ012345 {}", "filler ".repeat(80));
+        secret[0].confidence = High;
+        for (rule_hits, name) in [(vec![secret[0].clone(), secret[2].clone()], "snippet"), (secret, "summary")] {
+            let b = context("fact gamma", &rule_hits, &c, &none, &words);
+            assert!(b.text.contains("gamma") && !b.text.contains("ghp_"), "{name}: {}", b.text);
+        }
+    }
+
+    #[test]
     fn tiers_decide_the_form_and_notes_sit_outside_the_wrapper() {
         let c = ContextConfig::default();
         let none = |_: &Hit| Vec::new();
@@ -690,7 +778,7 @@ pub(crate) mod tests {
         for layer in [Layer::Summary, Layer::Snippet, Layer::Full] {
             let mut high = h.clone();
             high.confidence = High;
-            let text = render("q", &high, &attrs(&high, &c), &visible(&high.text, true), layer, &[], &c);
+            let text = render("q", &high, &attrs(&high, &c), &[visible(&high.text, true)], layer, &[], &c);
             assert!(!text.contains("ghp_") && !text.contains("0123456789abcdef"), "{layer:?}: {text}");
             assert!(!text.contains(['\u{FFFE}', '\u{FFFF}', '\u{FDD0}']), "{text}");
         }

@@ -545,7 +545,7 @@ mod tests {
 
     fn run(path: &str, text: &str, max_tokens: usize) -> Vec<Chunk> {
         let doc = Document::new(path, Kind::Code, Lang::from_path(path), text.to_string());
-        chunk(&doc, &ChunkConfig { max_tokens, overlap: 0.15 }, &approx_tokens)
+        chunk(&doc, &ChunkConfig { max_tokens, overlap: 0.15, ..ChunkConfig::default() }, &approx_tokens)
     }
 
     fn titles(chunks: &[Chunk]) -> Vec<String> {

@@ -14,6 +14,7 @@ pub fn chunk(doc: &Document, config: &ChunkConfig, count: Counter) -> Vec<Chunk>
     };
     let total_lines = doc.text.lines().count().max(1);
     let single = records.len() == 1;
+    let config = &ChunkConfig { max_tokens: config.memory_max_tokens, ..config.clone() };
     let mut out = Vec::new();
     for (i, r) in records.into_iter().enumerate() {
         let title = r.title.clone().unwrap_or_else(|| format!("{} #{}", doc.file_name(), i + 1));
@@ -67,5 +68,21 @@ mod tests {
         assert_eq!(parse("{\"title\":\"a\",\"content\":\"x\"}\n{\"title\":\"b\"}\n").unwrap().len(), 2);
         assert!(parse(r#"{"name":"package","version":"1.0"}"#).is_none());
         assert!(parse("not json").is_none());
+    }
+
+    #[test]
+    fn a_long_record_is_cut_into_pieces_of_memory_max_tokens() {
+        let bullets: Vec<String> =
+            (0..40).map(|i| format!("- fact {i}: the renderer keeps key_{i} for rows")).collect();
+        let record = serde_json::json!({"title": "Summary", "category": "summary", "content": bullets.join("\n\n")});
+        let doc = Document::new(".claude/memory/s.json", Kind::Memory, None, record.to_string());
+        let config = ChunkConfig { max_tokens: 240, memory_max_tokens: 40, ..ChunkConfig::default() };
+        let pieces = chunk(&doc, &config, &approx_tokens);
+        assert!(pieces.len() > 10, "{}", pieces.len());
+        assert!(pieces.iter().all(|p| approx_tokens(&p.text) <= 40 && p.title == "Summary"));
+        assert!(pieces.iter().any(|p| p.text.contains("key_39")));
+        // The general budget does not apply to memory: fewer, larger pieces only when asked.
+        let larger = chunk(&doc, &ChunkConfig { memory_max_tokens: 240, ..config }, &approx_tokens);
+        assert!(larger.len() < pieces.len() / 3, "{} vs {}", larger.len(), pieces.len());
     }
 }

@@ -178,7 +178,7 @@ mod tests {
     use crate::embed::approx_tokens;
 
     fn cfg(max_tokens: usize) -> ChunkConfig {
-        ChunkConfig { max_tokens, overlap: 0.15 }
+        ChunkConfig { max_tokens, overlap: 0.15, ..ChunkConfig::default() }
     }
 
     #[test]

@@ -573,9 +573,14 @@ pub fn features(engine: &crate::Engine, set: &GoldenSet) -> Result<Vec<serde_jso
                 })
             })
             .collect();
+        // What the hook would hand over, and for a set judged by fact whether it holds the fact.
+        let block = engine.context_for_prompt(&query.text)?;
+        let answered =
+            (!query.expect.is_empty()).then(|| block.as_ref().is_some_and(|b| expect_met(&b.text, &query.expect)));
         out.push(serde_json::json!({
             "set": set.name, "id": query.id, "text": query.text, "kind": query.kind,
             "held_out": query.held_out, "searched": resp.is_some(),
+            "context": block.as_ref().map(|b| &b.text), "answered": answered,
             "intent": resp.as_ref().map(|r| &r.intent), "evidence": resp.as_ref().map(|r| &r.evidence),
             "verdict": resp.as_ref().map(|r| &r.verdict),
             "hits": hits,

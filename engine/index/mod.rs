@@ -177,8 +177,15 @@ pub fn build(
         new_stats.save(index_dir)?;
     }
 
+    // Memory records cut with another piece size are cut again. Every memory record is in
+    // `scan.documents` (none is skipped on its stat, see `unchanged`), so none is missed.
+    let recut = old_meta.memory_max_tokens != Some(settings.chunk.memory_max_tokens);
     let changed: Vec<usize> = (0..scan.documents.len())
-        .filter(|&i| old_meta.docs.get(&scan.documents[i].id).is_none_or(|e| e.hash != hashes[i] || e.pending))
+        .filter(|&i| {
+            let d = &scan.documents[i];
+            (recut && d.kind == ingest::Kind::Memory)
+                || old_meta.docs.get(&d.id).is_none_or(|e| e.hash != hashes[i] || e.pending)
+        })
         .collect();
     let removed: Vec<String> = old_meta.docs.keys().filter(|id| !seen.contains(id.as_str())).cloned().collect();
     report.files_changed = changed.len();
@@ -194,6 +201,7 @@ pub fn build(
     let chunked: Vec<Vec<Chunk>> =
         changed.par_iter().map(|&i| chunk_document(&scan.documents[i], &settings.chunk, &count)).collect();
     let mut meta = old_meta;
+    meta.memory_max_tokens = Some(settings.chunk.memory_max_tokens);
     let mut dropped: HashSet<u64> = HashSet::new();
     for id in changed.iter().map(|&i| &scan.documents[i].id).chain(removed.iter()) {
         if let Some(e) = meta.docs.remove(id) {
@@ -675,6 +683,33 @@ mod tests {
         use std::os::unix::fs::MetadataExt;
         let generation = store::current_generation(index).unwrap().unwrap();
         std::fs::metadata(generation.join("vectors.base")).unwrap().ino()
+    }
+
+    #[test]
+    fn memory_records_are_cut_again_when_their_piece_size_changes() {
+        let project = tempfile::tempdir().unwrap();
+        let index = project.path().join(".engine");
+        let source = Source::Dir(project.path().into());
+        let embedder = HashEmbedder::new(32);
+        let facts: Vec<String> = (0..30).map(|i| format!("- fact {i}: the worker keeps queue_{i} warm")).collect();
+        let record = serde_json::json!({"title": "Summary", "category": "summary", "content": facts.join("\n\n")});
+        std::fs::create_dir_all(project.path().join(".claude/memory")).unwrap();
+        std::fs::write(project.path().join(".claude/memory/s.json"), record.to_string()).unwrap();
+        std::fs::write(project.path().join("a.md"), "# A\n\nA note about queues.\n").unwrap();
+        let mut settings = Settings::default();
+        settings.chunk.memory_max_tokens = 200;
+        build(&index, &source, &settings, &embedder, &Default::default()).unwrap();
+        let (before, generation) = (live_meta(&index).chunks, live_meta(&index).generation);
+        // Same files, same setting: nothing to do.
+        build(&index, &source, &settings, &embedder, &Default::default()).unwrap();
+        assert_eq!(live_meta(&index).generation, generation);
+        settings.chunk.memory_max_tokens = 30;
+        let report = build(&index, &source, &settings, &embedder, &Default::default()).unwrap();
+        let meta = live_meta(&index);
+        assert_eq!(report.files_changed, 1, "only the memory record is cut again");
+        assert!(meta.chunks > before + 3, "{} pieces, were {before}", meta.chunks);
+        assert_eq!(meta.memory_max_tokens, Some(30));
+        assert_eq!(bm25_paths(&index, "queue_29").first().map(String::as_str), Some(".claude/memory/s.json"));
     }
 
     #[test]

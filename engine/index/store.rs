@@ -84,6 +84,10 @@ pub struct Meta {
     /// them below the newer record.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub superseded: Vec<(String, String)>,
+    /// The `[chunk] memory_max_tokens` memory records were cut with (`None`: before it was
+    /// recorded); when the setting changes, the next run cuts them again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_max_tokens: Option<usize>,
     /// Every indexed document, by id.
     pub docs: BTreeMap<String, DocEntry>,
 }
@@ -105,6 +109,7 @@ impl Meta {
             graph: false,
             changed: Vec::new(),
             superseded: Vec::new(),
+            memory_max_tokens: None,
             docs: BTreeMap::new(),
         }
     }
