@@ -370,7 +370,7 @@ section! {
         /// (keep 96% of the prompts that have an answer) on the dev halves of the two memory
         /// sets (golden/memory, golden/transcripts); held-out and leave-one-set-out figures in
         /// the README ("Claude Code hook", memory quality).
-        memory_threshold: f32 = 0.107,
+        memory_threshold: f32 = 0.132,
         /// The best hit is "high" only at this probability and when it covers this share of
         /// the query's term weight itself.
         high_probability: f32 = 0.5,
