@@ -99,7 +99,9 @@ pub enum Command {
         /// Also write the Markdown report here.
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Golden sets: write one JSON line per prompt (the hook's search: evidence, labels, relevance) here.
+        /// Write one JSON line per query here: for golden sets the hook's search (evidence,
+        /// labels, relevance, the context), for a BEIR collection the first 100 hybrid hits with
+        /// each leg's rank and score and their grades (`scripts/fit-fusion.py` reads both).
         #[arg(long)]
         features: Option<PathBuf>,
     },
@@ -481,6 +483,7 @@ fn eval_beir(
     settings: &Settings,
     modes: &[RunMode],
     quiet: bool,
+    features: Option<&Path>,
 ) -> Result<engine::eval::Report> {
     use engine::eval;
     let split = match split {
@@ -496,8 +499,15 @@ fn eval_beir(
         eprintln!("engine: indexed {} documents into {}", indexed.files_changed, dir.display());
     }
     let engine = Engine::builder(&dir).settings(settings.clone()).bm25_fallback().open()?;
-    let runs = eval::run_modes(&engine, &queries, &qrels, modes)?;
     let name = std::path::absolute(beir)?.file_name().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
+    if let Some(path) = features {
+        let text: String = eval::candidates(&engine, &format!("{name}/{split}"), &queries, &qrels)?
+            .iter()
+            .map(|v| format!("{v}\n"))
+            .collect();
+        std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+    }
+    let runs = eval::run_modes(&engine, &queries, &qrels, modes)?;
     Ok(eval::Report { dataset: name, split, queries: runs.first().map_or(0, |r| r.per_query.len()), runs })
 }
 
@@ -723,7 +733,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             } else if let Some(beir) = beir {
                 let settings = settings_from(&cli.config, SettingsLayer::default())?;
                 let modes = with_compared_modes(modes, &opts.compare);
-                opts.print(&[eval_beir(&beir, split, index, &settings, &modes, json)?])?;
+                opts.print(&[eval_beir(&beir, split, index, &settings, &modes, json, opts.features.as_deref())?])?;
                 Ok(0)
             } else {
                 let settings = settings_from(&cli.config, SettingsLayer::default())?;

@@ -97,6 +97,19 @@ fn json_reports_have_the_documented_shape() {
         assert!(run["latency_ms"]["p95"].as_f64().unwrap() >= run["latency_ms"]["p50"].as_f64().unwrap());
     }
     assert!(err.contains("2 of 2 thresholds met"), "gate lines go to stderr with --json: {err}");
+
+    // Per-prompt lines: judgments by path, the hits, and what the hook would hand over.
+    let (code, _, err) = eval(&["eval", "--modes", "bm25", "--features", "f.jsonl"], dir.path());
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(dir.path().join("f.jsonl")).unwrap();
+    let lines: Vec<serde_json::Value> = text.lines().map(json).collect();
+    let t1 = lines.iter().find(|l| l["id"] == "t1").unwrap();
+    assert_eq!(t1["judged"][".claude/memory/decision-session-store.json"], 2, "{t1}");
+    assert!(t1["hits"].as_array().unwrap().iter().any(|h| h["doc"] == ".claude/memory/decision-session-store.json"));
+    assert!(t1["context"].as_str().unwrap().contains("<memory-context>"), "{t1}");
+    assert!(t1["answered"].is_null(), "judged by document, not by fact: {t1}");
+    let t3 = lines.iter().find(|l| l["id"] == "t3").unwrap();
+    assert!(t3["context"].is_null(), "a poem request gets nothing: {t3}");
 }
 
 #[test]
@@ -150,4 +163,37 @@ fn bad_inputs_name_the_file_and_line() {
     let (code, _, err) = eval(&["eval"], d);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("set.toml") && err.contains("\"b1\"") && err.contains("gone.md"), "{err}");
+}
+
+#[test]
+fn beir_candidate_lines_carry_each_leg_and_the_grades() {
+    let dir = tempfile::tempdir().unwrap();
+    let (d, beir) = (dir.path(), dir.path().join("beir"));
+    std::fs::create_dir_all(beir.join("qrels")).unwrap();
+    let docs =
+        [("d1", "sessions are stored in redis"), ("d2", "thumbnails are resized"), ("d3", "redis cluster setup")];
+    let corpus: String =
+        docs.iter().map(|(id, text)| format!("{{\"_id\":\"{id}\",\"title\":\"\",\"text\":\"{text}\"}}\n")).collect();
+    std::fs::write(beir.join("corpus.jsonl"), corpus).unwrap();
+    std::fs::write(
+        beir.join("queries.jsonl"),
+        "{\"_id\":\"q1\",\"text\":\"where are sessions stored\"}\n{\"_id\":\"q2\",\"text\":\"unjudged\"}\n",
+    )
+    .unwrap();
+    std::fs::write(beir.join("qrels/test.tsv"), "query-id\tcorpus-id\tscore\nq1\td1\t2\n").unwrap();
+    let (code, _, err) = eval(&["eval", "--beir", "beir", "--modes", "hybrid", "--features", "c.jsonl"], d);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(d.join("c.jsonl")).unwrap();
+    let lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 1, "only judged queries: {text}");
+    let q = &lines[0];
+    assert_eq!((q["id"].as_str(), q["judged"]["d1"].as_u64()), (Some("q1"), Some(2)));
+    let hits = q["hits"].as_array().unwrap();
+    assert_eq!(hits.len(), 3, "{text}");
+    let d1 = hits.iter().find(|h| h["doc"] == "d1").unwrap();
+    assert_eq!(d1["grade"], 2);
+    assert!(d1["lexical_rank"].is_u64() && d1["vector_rank"].is_u64() && d1["cosine"].is_f64(), "{d1}");
+    assert!(d1["coverage"].as_f64().unwrap() > 0.3, "{d1}");
+    assert!(hits.iter().filter(|h| h["doc"] != "d1").all(|h| h["grade"] == 0));
+    assert!(q["intent"]["probabilities"].is_array());
 }

@@ -567,19 +567,26 @@ pub fn features(engine: &crate::Engine, set: &GoldenSet) -> Result<Vec<serde_jso
             .map(|h| {
                 let grade = query.relevant.iter().filter(|(k, _)| matches(k, h)).map(|(_, g)| *g).max().unwrap_or(0);
                 serde_json::json!({
-                    "path": h.path, "score": h.score, "cosine": h.cosine, "bm25": h.bm25,
+                    "path": h.path, "doc": h.path, "score": h.score, "cosine": h.cosine, "bm25": h.bm25,
                     "confidence": h.confidence, "kind": h.kind, "grade": grade, "coverage": h.coverage,
                     "lexical_rank": h.lexical_rank, "vector_rank": h.vector_rank,
                 })
             })
             .collect();
+        // Grades by path: a judgment may name one chunk of a file (`path#…`), a hit is one.
+        let mut judged: BTreeMap<String, i32> = BTreeMap::new();
+        for (k, g) in &query.relevant {
+            let path = k.split_once('#').map_or(k.as_str(), |(p, _)| p).to_string();
+            let e = judged.entry(path).or_default();
+            *e = (*e).max(*g);
+        }
         // What the hook would hand over, and for a set judged by fact whether it holds the fact.
         let block = engine.context_for_prompt(&query.text)?;
         let answered =
             (!query.expect.is_empty()).then(|| block.as_ref().is_some_and(|b| expect_met(&b.text, &query.expect)));
         out.push(serde_json::json!({
             "set": set.name, "id": query.id, "text": query.text, "kind": query.kind,
-            "held_out": query.held_out, "searched": resp.is_some(),
+            "held_out": query.held_out, "searched": resp.is_some(), "judged": judged,
             "context": block.as_ref().map(|b| &b.text), "answered": answered,
             "intent": resp.as_ref().map(|r| &r.intent), "evidence": resp.as_ref().map(|r| &r.evidence),
             "verdict": resp.as_ref().map(|r| &r.verdict),

@@ -495,6 +495,39 @@ pub fn run_modes(
     run_queries(engine, &judged, modes, &judge, &is_relevant, &intent_groups(&judged))
 }
 
+/// One JSON line per judged query of a BEIR-style collection, for fitting and inspecting fusion
+/// (`scripts/fit-fusion.py`): the query's intent and evidence, its judgments, and its first 100
+/// hybrid hits with each leg's rank and score, cosine, coverage, fused score and grade.
+pub fn candidates(
+    engine: &crate::Engine,
+    set: &str,
+    queries: &BTreeMap<String, String>,
+    qrels: &Qrels,
+) -> Result<Vec<serde_json::Value>> {
+    let mut out = Vec::new();
+    for (id, text) in queries.iter().filter(|(id, _)| qrels.contains_key(*id)) {
+        let mut req = crate::SearchRequest::new(text.as_str(), 100, crate::config::Mode::Hybrid);
+        (req.explain, req.evidence) = (true, true);
+        let resp = engine.search_with(&req)?;
+        let hits: Vec<serde_json::Value> = resp
+            .results
+            .iter()
+            .map(|h| {
+                serde_json::json!({
+                    "doc": h.doc, "score": h.score, "cosine": h.cosine, "bm25": h.bm25, "coverage": h.coverage,
+                    "lexical_rank": h.lexical_rank, "vector_rank": h.vector_rank, "kind": h.kind,
+                    "grade": qrels[id].get(&h.doc).copied().unwrap_or(0),
+                })
+            })
+            .collect();
+        out.push(serde_json::json!({
+            "set": set, "id": id, "text": text, "judged": qrels[id], "intent": resp.intent,
+            "evidence": resp.evidence, "hits": hits,
+        }));
+    }
+    Ok(out)
+}
+
 /// One configuration a report compares: a search mode, with or without the rerank stage.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RunMode {

@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""Fits a learned fusion (issue 17, an experiment: nothing here is loaded by the engine yet) and
+measures it side by side with the engine's hybrid RRF order on collections it was not fitted on.
+
+Input: the candidate lines `engine eval --beir DIR --features FILE` writes (one JSON line per judged
+query: its intent, its judgments, and its first 100 hybrid hits with each leg's rank and score,
+cosine, coverage of the query's term weight, fused score and grade). Each document is one
+candidate (its best chunk); the model is a class-balanced logistic regression of "relevant" on
+features computed from what the legs already returned (no model call), scored per query.
+
+    engine eval --beir ../shared/datasets/scifact --split train --modes hybrid --features /tmp/sf-train.jsonl
+    engine eval --beir ../shared/datasets/scifact --modes hybrid --features /tmp/sf-test.jsonl
+    engine eval --beir ../shared/datasets/cosqa-dev --modes hybrid --features /tmp/cosqa.jsonl
+    engine eval --golden golden --features /tmp/golden.jsonl
+    python3 scripts/fit-fusion.py --train /tmp/sf-train.jsonl /tmp/golden.jsonl \\
+        --report /tmp/sf-test.jsonl /tmp/cosqa.jsonl /tmp/golden.jsonl
+
+A golden file gives its sets' dev halves to fitting and their held-out halves to reporting.
+
+Prints the fitted weights and, per file, nDCG@10 and MRR@10 of the RRF order and of the learned
+order. Pure Python: no packages needed.
+"""
+import json
+import math
+import sys
+
+NAMES = [
+    "lexical found", "lexical rank", "bm25 / best", "vector found", "vector rank", "cosine",
+    "cosine / best", "coverage", "fused / best", "both legs",
+    "code x bm25", "code x cosine", "concept x bm25", "concept x cosine",
+]
+
+
+def candidates(row):
+    """Features of each document of one query (its best chunk), in hybrid order."""
+    hits = row["hits"]
+    best_bm25 = max([h["bm25"] or 0 for h in hits] + [1e-6])
+    best_cos = max([h["cosine"] or 0 for h in hits] + [1e-6])
+    best_score = max([h["score"] for h in hits] + [1e-9])
+    intent = dict(row["intent"]["probabilities"])
+    out = {}
+    for h in hits:
+        if h["doc"] in out:
+            continue
+        lr, vr = h["lexical_rank"], h["vector_rank"]
+        b, c = (h["bm25"] or 0) / best_bm25, h["cosine"] or 0
+        out[h["doc"]] = [
+            1.0 if lr else 0.0, 10 / (10 + lr) if lr else 0.0, b,
+            1.0 if vr else 0.0, 10 / (10 + vr) if vr else 0.0, c, c / best_cos,
+            h["coverage"] or 0.0, h["score"] / best_score, 1.0 if lr and vr else 0.0,
+            intent.get("code", 0) * b, intent.get("code", 0) * c / best_cos,
+            intent.get("concept", 0) * b, intent.get("concept", 0) * c / best_cos,
+        ]
+    return out
+
+
+def ndcg(ranked, judged, k=10):
+    dcg = sum((2 ** judged.get(d, 0) - 1) / math.log2(i + 2) for i, d in enumerate(ranked[:k]))
+    ideal = sorted(judged.values(), reverse=True)[:k]
+    idcg = sum((2 ** g - 1) / math.log2(i + 2) for i, g in enumerate(ideal))
+    return dcg / idcg if idcg > 0 else 0.0
+
+
+def mrr(ranked, judged, k=10):
+    return next((1 / (i + 1) for i, d in enumerate(ranked[:k]) if judged.get(d, 0) > 0), 0.0)
+
+
+def measure(rows, score):
+    n = m = 0.0
+    for row in rows:
+        cands = candidates(row)
+        ranked = sorted(cands, key=lambda d: -score(cands[d]))
+        n += ndcg(ranked, row["judged"])
+        m += mrr(ranked, row["judged"])
+    return n / len(rows), m / len(rows)
+
+
+def fit(rows, iterations=300, rate=0.5, l2=1e-3):
+    """Class-balanced logistic regression on standardised features; weights on the raw scale."""
+    xs, ys = [], []
+    for row in rows:
+        cands = candidates(row)
+        if not any(row["judged"].get(d, 0) > 0 for d in cands):
+            continue
+        for d, x in cands.items():
+            xs.append(x)
+            ys.append(1.0 if row["judged"].get(d, 0) > 0 else 0.0)
+    n, dims = len(xs), len(xs[0])
+    mean = [sum(x[j] for x in xs) / n for j in range(dims)]
+    sd = [math.sqrt(sum((x[j] - mean[j]) ** 2 for x in xs) / n) or 1.0 for j in range(dims)]
+    zs = [[(x[j] - mean[j]) / sd[j] for j in range(dims)] for x in xs]
+    positive = sum(ys) / n
+    sample = [0.5 / positive if y else 0.5 / (1 - positive) for y in ys]
+    w, b = [0.0] * dims, 0.0
+    for _ in range(iterations):
+        grad, grad_b = [0.0] * dims, 0.0
+        for z, y, s in zip(zs, ys, sample):
+            t = max(-30.0, min(30.0, sum(wi * zi for wi, zi in zip(w, z)) + b))
+            g = (1 / (1 + math.exp(-t)) - y) * s
+            grad_b += g
+            for j in range(dims):
+                grad[j] += g * z[j]
+        w = [wi - rate * (gj / n + l2 * wi) for wi, gj in zip(w, grad)]
+        b -= rate * grad_b / n
+    return [w[j] / sd[j] for j in range(dims)]
+
+
+def load(path, fitting):
+    """The judged queries of a file, by group: a BEIR file is one group; a golden file
+    (`engine eval --golden golden --features FILE`, the hook's 24 hits) gives each set's dev half
+    to fitting and its held-out half to reporting."""
+    groups = {}
+    with open(path) as f:
+        for line in f:
+            row = json.loads(line)
+            if not row.get("hits") or not any(g > 0 for g in row.get("judged", {}).values()):
+                continue
+            if "held_out" in row:
+                if row["held_out"] == fitting:
+                    continue
+                name = f"{row['set']} ({'held-out' if row['held_out'] else 'dev'})"
+            else:
+                name = row["set"]
+            groups.setdefault(name, []).append(row)
+    return groups
+
+
+def main(args):
+    if "--train" not in args or "--report" not in args:
+        sys.exit(__doc__)
+    t, r = args.index("--train"), args.index("--report")
+    train = [p for p in args[t + 1:r if r > t else None] if not p.startswith("--")]
+    report = [p for p in args[r + 1:t if t > r else None] if not p.startswith("--")]
+    fitted = {name: rows for p in train for name, rows in load(p, True).items()}
+    weights = fit([row for rows in fitted.values() for row in rows])
+    print("fitted on " + ", ".join(f"{n} ({len(r)})" for n, r in fitted.items()) + ":")
+    for name, w in zip(NAMES, weights):
+        print(f"  {name:18} {w:+.3f}")
+    learned = lambda x: sum(a * b for a, b in zip(weights, x))
+    fused = lambda x: x[NAMES.index("fused / best")]
+    print("\n| queries | n | RRF nDCG@10 | RRF MRR@10 | learned nDCG@10 | learned MRR@10 |\n|---|---|---|---|---|---|")
+    reported = {name: rows for p in report for name, rows in load(p, False).items()}
+    for name, rows in [(f"{n} (fitted on)", r) for n, r in fitted.items()] + list(reported.items()):
+        (rn, rm), (ln, lm) = measure(rows, fused), measure(rows, learned)
+        print(f"| {name} | {len(rows)} | {rn:.4f} | {rm:.4f} | {ln:.4f} | {lm:.4f} |")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
