@@ -262,7 +262,38 @@ section! {
         /// CoSQA dev MRR@10 .507 → .537 (0.20: .523; 0.30: same as 0.25); golden dev sets and
         /// SciFact unchanged (no balanced or concept profile is that lopsided).
         min_weight_ratio: f32 = 0.25,
+        /// How hits are ordered (see [`FuseMethod`]). Learned fusion is opt-in: fitted on SciFact
+        /// train and the golden dev halves it lifts SciFact test but loses CoSQA dev (README,
+        /// "Learned fusion").
+        method: FuseMethod = FuseMethod::Rrf,
+        /// RRF candidates the learned fusion reorders.
+        learned_depth: usize = 100,
+        /// Weights of the learned fusion's features, in `fuse::FEATURES` order, fitted
+        /// by `scripts/fit-fusion.py` on SciFact train and the golden sets' dev halves.
+        learned_weights: Vec<f32> = LEARNED_WEIGHTS.to_vec(),
+        /// Intercept of the learned fusion's logistic model.
+        learned_bias: f32 = LEARNED_BIAS,
     }
+}
+
+/// Features of the learned fusion (their names: `fuse::FEATURES`).
+pub(crate) const LEARNED_FEATURES: usize = 14;
+
+/// `scripts/fit-fusion.py --train sf-train.jsonl golden.jsonl` (README, "Learned fusion").
+const LEARNED_WEIGHTS: [f32; LEARNED_FEATURES] = [
+    -0.1511, 1.8916, 1.9461, 0.2781, 2.6186, -3.5881, 4.1802, 4.0555, 0.5027, 0.1468, -5.5405, 2.9813, -0.8536, 4.3665,
+];
+const LEARNED_BIAS: f32 = -6.0737;
+
+/// How the legs' hits are ordered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FuseMethod {
+    /// Weighted reciprocal rank fusion with intent-mixed weights.
+    Rrf,
+    /// RRF, then its first `learned_depth` candidates reordered by a logistic model of what the
+    /// legs returned for them (`fuse::FEATURES`).
+    Learned,
 }
 
 /// When the cross-encoder reranks.
@@ -889,6 +920,18 @@ impl Validate for FuseConfig {
         c.positive("expansion_boost", self.expansion_boost, max);
         c.positive("test_factor", self.test_factor, max);
         c.float("min_weight_ratio", self.min_weight_ratio, 0.0..=1.0);
+        c.int("learned_depth", self.learned_depth, bounds::TOP_N);
+        if self.learned_weights.len() != LEARNED_FEATURES {
+            c.problems.push(format!(
+                "[{}] learned_weights has {} values: allowed {LEARNED_FEATURES}, one per feature of the learned fusion",
+                c.section,
+                self.learned_weights.len(),
+            ));
+        }
+        for (i, w) in self.learned_weights.iter().enumerate() {
+            c.float(&format!("learned_weights[{i}]"), *w, -1000.0..=1000.0);
+        }
+        c.float("learned_bias", self.learned_bias, -1000.0..=1000.0);
     }
 }
 
@@ -1070,6 +1113,20 @@ impl Settings {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn learned_fusion_needs_one_weight_per_feature() {
+        let layer = |t: &str| SettingsLayer::from_toml(t, "c.toml").map(|(l, _)| l);
+        let err = layer("[fuse]\nmethod = \"learned\"\nlearned_weights = [1.0, 2.0]\n").unwrap().resolve().unwrap_err();
+        let err = err.to_string();
+        assert!(err.contains("learned_weights has 2 values") && err.contains("allowed 14"), "{err}");
+        assert_eq!(
+            layer("[fuse]\nmethod = \"learned\"\n").unwrap().resolve().unwrap().fuse.method,
+            FuseMethod::Learned
+        );
+        let (_, warnings) = SettingsLayer::from_toml("[fuse]\nmethod = \"magic\"\n", "c.toml").unwrap();
+        assert!(warnings.iter().any(|w| w.contains("method = \"magic\" is invalid")), "{warnings:?}");
+    }
 
     #[test]
     fn ef_search_holds_for_small_graphs_and_grows_per_doubling() {

@@ -146,6 +146,80 @@ pub fn sort(hits: &mut [Fused]) {
     hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.key.cmp(&b.key)));
 }
 
+/// The names of the learned fusion's features, in the order of `[fuse] learned_weights`: what
+/// the legs already returned for a candidate, relative to the query's other candidates, and the
+/// intent's say in how much each leg counts. `scripts/fit-fusion.py` computes the same.
+pub const FEATURES: [&str; crate::config::LEARNED_FEATURES] = [
+    "lexical found",
+    "lexical rank",
+    "bm25 / best",
+    "vector found",
+    "vector rank",
+    "cosine",
+    "cosine / best",
+    "coverage",
+    "fused / best",
+    "both legs",
+    "code x bm25",
+    "code x cosine",
+    "concept x bm25",
+    "concept x cosine",
+];
+
+/// What the learned fusion reads of one candidate.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Signals {
+    /// Rank in the lexical leg, when it found the candidate.
+    pub lexical_rank: Option<usize>,
+    /// Raw BM25 score, when the lexical leg found it.
+    pub bm25: Option<f32>,
+    /// Rank in the vector leg, when it found the candidate.
+    pub vector_rank: Option<usize>,
+    /// Raw cosine to the query, when the query was embedded.
+    pub cosine: Option<f32>,
+    /// Share of the query's term weight (IDF) the candidate's title, path and text hold.
+    pub coverage: f32,
+    /// The fused (RRF) score.
+    pub fused: f32,
+}
+
+/// The learned fusion's score of each of one query's candidates: the logistic model of
+/// `[fuse] learned_weights` over [`FEATURES`], a probability in (0, 1).
+pub(crate) fn learned(candidates: &[Signals], intent: &IntentResult, config: &FuseConfig) -> Vec<f32> {
+    let best = |f: &dyn Fn(&Signals) -> f32, floor: f32| candidates.iter().map(f).fold(floor, f32::max);
+    let best_bm25 = best(&|s| s.bm25.unwrap_or(0.0), 1e-6);
+    let best_cos = best(&|s| s.cosine.unwrap_or(0.0), 1e-6);
+    let best_fused = best(&|s| s.fused, 1e-9);
+    let p = |i: Intent| intent.probabilities.iter().find(|(x, _)| *x == i).map_or(0.0, |(_, p)| *p);
+    let (code, concept) = (p(Intent::Code), p(Intent::Concept));
+    let found = |r: Option<usize>| if r.is_some() { 1.0 } else { 0.0 };
+    let near = |r: Option<usize>| r.map_or(0.0, |r| 10.0 / (10.0 + r as f32));
+    candidates
+        .iter()
+        .map(|s| {
+            let (b, c) = (s.bm25.unwrap_or(0.0) / best_bm25, s.cosine.unwrap_or(0.0));
+            let x: [f32; FEATURES.len()] = [
+                found(s.lexical_rank),
+                near(s.lexical_rank),
+                b,
+                found(s.vector_rank),
+                near(s.vector_rank),
+                c,
+                c / best_cos,
+                s.coverage,
+                s.fused / best_fused,
+                found(s.lexical_rank) * found(s.vector_rank),
+                code * b,
+                code * c / best_cos,
+                concept * b,
+                concept * c / best_cos,
+            ];
+            let z = config.learned_bias + x.iter().zip(&config.learned_weights).map(|(x, w)| x * w).sum::<f32>();
+            1.0 / (1.0 + (-z).exp())
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -170,6 +244,43 @@ mod tests {
         let q = 1.0 / (1.0 + 1.5 / 10.0);
         assert!((out[0].score - expected * (0.5 + 0.5 * q)).abs() < 1e-7);
         assert_eq!(out[0].legs.len(), 2);
+    }
+
+    #[test]
+    fn learned_fusion_is_the_logistic_model_of_its_features() {
+        let intent = crate::intent::classify("how are sessions stored after login");
+        let a = Signals {
+            lexical_rank: Some(1),
+            bm25: Some(10.0),
+            vector_rank: Some(3),
+            cosine: Some(0.6),
+            coverage: 0.8,
+            fused: 0.03,
+        };
+        let b = Signals {
+            lexical_rank: None,
+            bm25: None,
+            vector_rank: Some(1),
+            cosine: Some(0.5),
+            coverage: 0.1,
+            fused: 0.02,
+        };
+        // One weight on coverage: the score is sigmoid(bias + w · coverage), whatever else differs.
+        let mut config =
+            FuseConfig { learned_bias: -1.0, learned_weights: vec![0.0; FEATURES.len()], ..FuseConfig::default() };
+        config.learned_weights[FEATURES.iter().position(|f| *f == "coverage").unwrap()] = 2.0;
+        let s = learned(&[a, b], &intent, &config);
+        assert!((s[0] - 1.0 / (1.0 + (-(2.0 * 0.8 - 1.0f32)).exp())).abs() < 1e-6, "{s:?}");
+        assert!((s[1] - 1.0 / (1.0 + (-(2.0 * 0.1 - 1.0f32)).exp())).abs() < 1e-6, "{s:?}");
+        // Features relative to the query's other candidates: b's cosine is 0.5 / 0.6 of the best.
+        config.learned_weights = vec![0.0; FEATURES.len()];
+        config.learned_weights[FEATURES.iter().position(|f| *f == "cosine / best").unwrap()] = 1.0;
+        let s = learned(&[a, b], &intent, &config);
+        assert!((s[1] - 1.0 / (1.0 + (-(0.5 / 0.6 - 1.0f32)).exp())).abs() < 1e-6, "{s:?}");
+        // The shipped weights prefer the candidate both legs found near the top and that holds
+        // the query's words.
+        let s = learned(&[a, b], &intent, &FuseConfig::default());
+        assert!(s[0] > s[1] && s.iter().all(|p| *p > 0.0 && *p < 1.0), "{s:?}");
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! [`Engine::context`] turns a response into the tiered context block an LLM gets.
 
 use crate::config::Weights;
-use crate::config::{Mode, Settings};
+use crate::config::{FuseMethod, Mode, Settings};
 use crate::embed::{dot, Embedder, OnnxEmbedder};
 use crate::error::{Error, Result};
 use crate::fuse::{self, Fused, Leg, LegHit};
@@ -411,8 +411,14 @@ impl Engine {
                 &self.settings.rerank,
             );
         let wanted = if reranking { req.k.max(self.settings.rerank.top_k) } else { req.k };
+        let learning = self.settings.fuse.method == FuseMethod::Learned;
+        let depth = if learning { wanted.max(self.settings.fuse.learned_depth) } else { wanted };
         let mut candidates =
-            timed(&mut timings.candidates, || self.candidates(&snapshot, fused, &legs, &intent, wanted))?;
+            timed(&mut timings.candidates, || self.candidates(&snapshot, fused, &legs, &intent, depth))?;
+        if learning {
+            timed(&mut timings.fuse, || self.learned(&snapshot, query, &intent, &mut candidates));
+            candidates.truncate(wanted);
+        }
         let rerank = timed(&mut timings.rerank, || reranking.then(|| self.rerank(query, &mut candidates)).flatten());
         let mut results = timed(&mut timings.hits, || self.hits(candidates, req, query, weights));
         let (evidence, verdict) =
@@ -551,6 +557,31 @@ impl Engine {
         Ok(kept)
     }
 
+    /// Reorders candidates (in fused order) by the learned fusion's score, which becomes their
+    /// fused score: what the rerank stage blends and labels compare.
+    fn learned(&self, snapshot: &Snapshot, query: &str, intent: &IntentResult, candidates: &mut [Candidate]) {
+        let (terms, weights) = term_weights(snapshot, query);
+        let total: f32 = weights.iter().map(|w| w.2).sum::<f32>().max(f32::MIN_POSITIVE);
+        let signals: Vec<fuse::Signals> = candidates
+            .iter()
+            .map(|c| {
+                let found = bm25::occurring(&terms, &[&c.hit.title, &c.hit.path, &c.hit.text]);
+                fuse::Signals {
+                    lexical_rank: c.hit.lexical_rank,
+                    bm25: c.hit.bm25,
+                    vector_rank: c.hit.vector_rank,
+                    cosine: c.hit.cosine,
+                    coverage: weights.iter().zip(&found).filter(|(_, f)| **f).map(|(w, _)| w.2).sum::<f32>() / total,
+                    fused: c.fused.score,
+                }
+            })
+            .collect();
+        for (c, score) in candidates.iter_mut().zip(fuse::learned(&signals, intent, &self.settings.fuse)) {
+            (c.fused.score, c.hit.score) = (score, score);
+        }
+        candidates.sort_by(|a, b| b.fused.score.total_cmp(&a.fused.score).then(a.fused.key.cmp(&b.fused.key)));
+    }
+
     /// The first `k` candidates as hits, with snippets and (when asked) their explanation.
     fn hits(&self, candidates: Vec<Candidate>, req: &SearchRequest, query: &str, weights: Weights) -> Vec<Hit> {
         let snippet_chars = self.settings.search.snippet_chars;
@@ -599,17 +630,7 @@ impl Engine {
     /// The query-level evidence of a ranked result list; sets each hit's coverage.
     fn evidence(&self, snapshot: &Snapshot, query: &str, results: &mut [Hit], measured: usize) -> Evidence {
         let config = &self.settings.abstain;
-        let mut terms = bm25::terms(query);
-        terms.sort();
-        terms.dedup();
-        let docs = snapshot.num_docs().max(1) as f32;
-        let weights: Vec<(&String, u64, f32)> = terms
-            .iter()
-            .map(|t| {
-                let df = snapshot.doc_freq(t);
-                (t, df, (1.0 + (docs - df as f32 + 0.5) / (df as f32 + 0.5)).ln())
-            })
-            .collect();
+        let (terms, weights) = term_weights(snapshot, query);
         let total: f32 = weights.iter().map(|w| w.2).sum();
         // The share of the query's term weight held by the terms `keep` (an index into `terms`) picks.
         let share = |keep: &dyn Fn(usize) -> bool| {
@@ -745,6 +766,22 @@ impl Engine {
             .collect();
         Ok((hits, q, embed_ms))
     }
+}
+
+/// The query's distinct analyzed terms, each with its document frequency and IDF weight.
+fn term_weights(snapshot: &Snapshot, query: &str) -> (Vec<String>, Vec<(String, u64, f32)>) {
+    let mut terms = bm25::terms(query);
+    terms.sort();
+    terms.dedup();
+    let docs = snapshot.num_docs().max(1) as f32;
+    let weights = terms
+        .iter()
+        .map(|t| {
+            let df = snapshot.doc_freq(t);
+            (t.clone(), df, (1.0 + (docs - df as f32 + 0.5) / (df as f32 + 0.5)).ln())
+        })
+        .collect();
+    (terms, weights)
 }
 
 /// Whether a hit defines a symbol, or lives at a path, that the query names.

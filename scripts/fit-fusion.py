@@ -17,8 +17,8 @@ features computed from what the legs already returned (no model call), scored pe
 
 A golden file gives its sets' dev halves to fitting and their held-out halves to reporting.
 
-Prints the fitted weights and, per file, nDCG@10 and MRR@10 of the RRF order and of the learned
-order. Pure Python: no packages needed.
+Prints the fitted weights (also as the `[fuse]` section `method = "learned"` reads) and, per
+file, nDCG@10 and MRR@10 of the RRF order and of the learned order. Pure Python: no packages needed.
 """
 import json
 import math
@@ -102,7 +102,8 @@ def fit(rows, iterations=300, rate=0.5, l2=1e-3):
                 grad[j] += g * z[j]
         w = [wi - rate * (gj / n + l2 * wi) for wi, gj in zip(w, grad)]
         b -= rate * grad_b / n
-    return [w[j] / sd[j] for j in range(dims)]
+    raw = [w[j] / sd[j] for j in range(dims)]
+    return raw, b - sum(raw[j] * mean[j] for j in range(dims))
 
 
 def load(path, fitting):
@@ -132,10 +133,12 @@ def main(args):
     train = [p for p in args[t + 1:r if r > t else None] if not p.startswith("--")]
     report = [p for p in args[r + 1:t if t > r else None] if not p.startswith("--")]
     fitted = {name: rows for p in train for name, rows in load(p, True).items()}
-    weights = fit([row for rows in fitted.values() for row in rows])
+    weights, bias = fit([row for rows in fitted.values() for row in rows])
     print("fitted on " + ", ".join(f"{n} ({len(r)})" for n, r in fitted.items()) + ":")
     for name, w in zip(NAMES, weights):
         print(f"  {name:18} {w:+.3f}")
+    print("\n[fuse]  # method = \"learned\" uses these\nlearned_weights = ["
+          + ", ".join(f"{w:.4f}" for w in weights) + f"]\nlearned_bias = {bias:.4f}")
     learned = lambda x: sum(a * b for a, b in zip(weights, x))
     fused = lambda x: x[NAMES.index("fused / best")]
     print("\n| queries | n | RRF nDCG@10 | RRF MRR@10 | learned nDCG@10 | learned MRR@10 |\n|---|---|---|---|---|---|")
