@@ -68,24 +68,30 @@ pub fn gate(prompt: &str, config: &HookConfig) -> Gate {
 /// Context for one query, as the hook and the daemon compute it: hybrid search, the tiered block,
 /// secrets removed from its text, capped at `max_chars`. `None` when nothing relevant was found.
 pub(crate) fn prompt_context(engine: &Engine, query: &str) -> Result<Option<crate::tier::ContextBlock>> {
+    let resp = engine.search_with(&SearchRequest::new(query, engine.settings.hook.k, Mode::Hybrid))?;
+    Ok(block_for(engine, &resp))
+}
+
+/// The hook's context block of a search already made: tiered, then packed again into a smaller
+/// budget while it is longer than `[hook] max_chars`.
+pub(crate) fn block_for(engine: &Engine, resp: &crate::SearchResponse) -> Option<crate::tier::ContextBlock> {
     let config = &engine.settings.hook;
-    let resp = engine.search_with(&SearchRequest::new(query, config.k, Mode::Hybrid))?;
     let mut context = engine.settings.context.clone();
     for _ in 0..4 {
         // Secrets are already out: the block cleans every string it takes in.
-        let block = engine.context_with(&resp, &context);
+        let block = engine.context_with(resp, &context);
         if block.shown.is_empty() {
-            return Ok(None);
+            return None;
         }
         let chars = block.text.chars().count();
         if chars <= config.max_chars {
-            return Ok(Some(block));
+            return Some(block);
         }
         // Too long for the client: shrink the token budget in proportion and pack again.
         let ratio = config.max_chars as f32 / chars as f32;
         context.budget_tokens = ((context.budget_tokens as f32 * ratio * 0.95) as usize).max(50);
     }
-    Ok(None)
+    None
 }
 
 impl Engine {

@@ -561,7 +561,6 @@ impl Engine {
     /// fused score: what the rerank stage blends and labels compare.
     fn learned(&self, snapshot: &Snapshot, query: &str, intent: &IntentResult, candidates: &mut [Candidate]) {
         let (terms, weights) = term_weights(snapshot, query);
-        let total: f32 = weights.iter().map(|w| w.2).sum::<f32>().max(f32::MIN_POSITIVE);
         let signals: Vec<fuse::Signals> = candidates
             .iter()
             .map(|c| {
@@ -571,7 +570,7 @@ impl Engine {
                     bm25: c.hit.bm25,
                     vector_rank: c.hit.vector_rank,
                     cosine: c.hit.cosine,
-                    coverage: weights.iter().zip(&found).filter(|(_, f)| **f).map(|(w, _)| w.2).sum::<f32>() / total,
+                    coverage: share(&weights, &|t| found[t]),
                     fused: c.fused.score,
                 }
             })
@@ -631,15 +630,7 @@ impl Engine {
     fn evidence(&self, snapshot: &Snapshot, query: &str, results: &mut [Hit], measured: usize) -> Evidence {
         let config = &self.settings.abstain;
         let (terms, weights) = term_weights(snapshot, query);
-        let total: f32 = weights.iter().map(|w| w.2).sum();
-        // The share of the query's term weight held by the terms `keep` (an index into `terms`) picks.
-        let share = |keep: &dyn Fn(usize) -> bool| {
-            if total > 0.0 {
-                weights.iter().enumerate().filter(|(i, _)| keep(*i)).map(|(_, w)| w.2).sum::<f32>() / total
-            } else {
-                0.0
-            }
-        };
+        let share = |keep: &dyn Fn(usize) -> bool| share(&weights, keep);
         let mut seen = vec![false; terms.len()];
         for (i, h) in results.iter_mut().take(measured).enumerate() {
             let found = bm25::occurring(&terms, &[&h.title, &h.path, &h.text]);
@@ -657,7 +648,7 @@ impl Engine {
             },
             top_bm25: results.iter().filter_map(|h| h.bm25).reduce(f32::max),
             coverage: share(&|t| seen[t]),
-            unseen: share(&|t| weights[t].1 == 0),
+            unseen: share(&|t| weights[t].0 == 0),
             // The fused ranks are already on the hit: no second list of each leg's top keys.
             agreement: results.first().is_some_and(|b| {
                 let within = |rank: Option<usize>| rank.is_some_and(|r| r <= config.agreement_rank);
@@ -768,8 +759,8 @@ impl Engine {
     }
 }
 
-/// The query's distinct analyzed terms, each with its document frequency and IDF weight.
-fn term_weights(snapshot: &Snapshot, query: &str) -> (Vec<String>, Vec<(String, u64, f32)>) {
+/// The query's distinct analyzed terms, and for each its document frequency and IDF weight.
+fn term_weights(snapshot: &Snapshot, query: &str) -> (Vec<String>, Vec<(u64, f32)>) {
     let mut terms = bm25::terms(query);
     terms.sort();
     terms.dedup();
@@ -778,10 +769,20 @@ fn term_weights(snapshot: &Snapshot, query: &str) -> (Vec<String>, Vec<(String, 
         .iter()
         .map(|t| {
             let df = snapshot.doc_freq(t);
-            (t.clone(), df, (1.0 + (docs - df as f32 + 0.5) / (df as f32 + 0.5)).ln())
+            (df, (1.0 + (docs - df as f32 + 0.5) / (df as f32 + 0.5)).ln())
         })
         .collect();
     (terms, weights)
+}
+
+/// The share of the query's term weight held by the terms `keep` (an index into the terms) picks.
+fn share(weights: &[(u64, f32)], keep: &dyn Fn(usize) -> bool) -> f32 {
+    let total: f32 = weights.iter().map(|w| w.1).sum();
+    if total > 0.0 {
+        weights.iter().enumerate().filter(|(i, _)| keep(*i)).map(|(_, w)| w.1).sum::<f32>() / total
+    } else {
+        0.0
+    }
 }
 
 /// Whether a hit defines a symbol, or lives at a path, that the query names.

@@ -229,34 +229,31 @@ fn attrs(hit: &Hit, config: &ContextConfig) -> String {
     a
 }
 
+/// The cleaned window of a [`visible`] text that best shows `query`. A snippet holds no line
+/// breaks, so its cleaned form is the same in a body and in a one-line element.
+fn window(text: &str, query: &str, config: &ContextConfig) -> String {
+    clean(&crate::hit::snippet(text, query, config.snippet_chars), config.snippet_chars + 4, true)
+}
+
 /// Renders one hit at a layer. `neighbours` is only read for [`Layer::Neighbours`].
-/// `a` is the hit's [`attrs`] and `texts` the [`visible`] text of the hit and of the other pieces
-/// of its memory record shown with it, made once by the caller however many layers it tries
-/// (secrets go before any window or summary cuts the text: a cut token no longer matches).
+/// `a` is the hit's [`attrs`], `text` its [`visible`] text, and `windows` the cleaned window of
+/// the hit and of each other piece of its memory record shown with it, each cut on its own so no
+/// cut runs across two pieces; all made once by the caller however many layers it tries (secrets
+/// go before any window or summary cuts the text: a cut token no longer matches).
 fn render(
-    query: &str,
     hit: &Hit,
     a: &str,
-    texts: &[String],
+    text: &str,
+    windows: &[String],
     layer: Layer,
     neighbours: &[Hit],
     config: &ContextConfig,
 ) -> String {
-    let text = &texts[0];
-    // One window per piece, each cleaned on its own so no cut runs across two pieces.
-    let windows_of = |texts: &[String], body: bool, sep: &str| {
-        texts
-            .iter()
-            .map(|t| clean(&crate::hit::snippet(t, query, config.snippet_chars), config.snippet_chars + 4, body))
-            .collect::<Vec<_>>()
-            .join(sep)
-    };
-    let windows = |body: bool, sep: &str| windows_of(texts, body, sep);
     match layer {
         // A memory record is what was decided or found; its path alone tells the model nothing
         // it could act on, so a medium record shows the part of it that matches the prompt.
         Layer::Summary if hit.confidence == Confidence::Medium && hit.kind == "memory" => {
-            format!("<memory-compact{a}>{}</memory-compact>\n", windows(false, " "))
+            format!("<memory-compact{a}>{}</memory-compact>\n", windows.join(" "))
         }
         Layer::Summary if hit.confidence == Confidence::Medium => format!("<memory-compact{a}/>\n"),
         Layer::Summary => {
@@ -265,9 +262,9 @@ fn render(
                 clean(&summary(text, config.summary_chars), config.summary_chars, false)
             )
         }
-        Layer::Snippet => format!("<result{a}>\n{}\n</result>\n", windows(true, "\n")),
+        Layer::Snippet => format!("<result{a}>\n{}\n</result>\n", windows.join("\n")),
         Layer::Neighbours => {
-            let mut s = format!("<result{a}>\n{}\n", windows(true, "\n"));
+            let mut s = format!("<result{a}>\n{}\n", windows.join("\n"));
             for n in neighbours {
                 let near = visible(&n.text, true);
                 s.push_str(&format!(
@@ -282,8 +279,7 @@ fn render(
             s
         }
         Layer::Full => {
-            let rest =
-                if texts.len() > 1 { format!("\n{}", windows_of(&texts[1..], true, "\n")) } else { String::new() };
+            let rest: String = windows[1..].iter().map(|w| format!("\n{w}")).collect();
             format!("<result{a}>\n{}{rest}\n</result>\n", clean(text.trim(), usize::MAX, true))
         }
     }
@@ -372,10 +368,11 @@ pub fn context(
         let a = attrs(hit, config);
         let texts: Vec<String> =
             std::iter::once(*hit).chain(parts.iter().copied()).map(|h| visible(&h.text, true)).collect();
+        let windows: Vec<String> = texts.iter().map(|t| window(t, query, config)).collect();
         // A one-line summary of a hit that is not a medium memory record shows no piece's text.
         let pieces = |l: Layer| {
             let shows_parts = l != Layer::Summary || (hit.confidence == Confidence::Medium && hit.kind == "memory");
-            (1..=if shows_parts { texts.len() } else { 1 }).rev().map(move |n| (l, n))
+            (1..=if shows_parts { windows.len() } else { 1 }).rev().map(move |n| (l, n))
         };
         let mut layers = vec![*layer, Layer::Snippet, Layer::Summary];
         layers.retain(|l| l <= layer);
@@ -383,7 +380,7 @@ pub fn context(
         let fitted = layers
             .into_iter()
             .flat_map(pieces)
-            .map(|(l, n)| (l, n, render(query, hit, &a, &texts[..n], l, &near, config)))
+            .map(|(l, n)| (l, n, render(hit, &a, &texts[0], &windows[..n], l, &near, config)))
             .map(|(l, n, text)| (l, n, count(&text), text))
             .find(|(_, _, tokens, _)| used + tokens <= limit);
         match fitted {
@@ -778,7 +775,8 @@ pub(crate) mod tests {
         for layer in [Layer::Summary, Layer::Snippet, Layer::Full] {
             let mut high = h.clone();
             high.confidence = High;
-            let text = render("q", &high, &attrs(&high, &c), &[visible(&high.text, true)], layer, &[], &c);
+            let seen = visible(&high.text, true);
+            let text = render(&high, &attrs(&high, &c), &seen, &[window(&seen, "q", &c)], layer, &[], &c);
             assert!(!text.contains("ghp_") && !text.contains("0123456789abcdef"), "{layer:?}: {text}");
             assert!(!text.contains(['\u{FFFE}', '\u{FFFF}', '\u{FDD0}']), "{text}");
         }

@@ -499,12 +499,11 @@ pub fn hook_quality(engine: &crate::Engine, set: &GoldenSet, split: Split) -> Re
             crate::prompt::Gate::Search(text) => crate::prompt::prompt_context(engine, &text)?,
             _ => None,
         };
-        let path_of = |k: &String| k.split_once('#').map_or(k.clone(), |(p, _)| p.to_string());
         let relevant: HashSet<String> =
-            query.relevant.iter().filter(|(_, g)| **g > 0).map(|(k, _)| path_of(k)).collect();
+            query.relevant.iter().filter(|(_, g)| **g > 0).map(|(k, _)| path_of(k).to_string()).collect();
         let top = query.relevant.values().copied().max().unwrap_or(0);
         let best: HashSet<String> =
-            query.relevant.iter().filter(|(_, g)| **g == top).map(|(k, _)| path_of(k)).collect();
+            query.relevant.iter().filter(|(_, g)| **g == top).map(|(k, _)| path_of(k).to_string()).collect();
         // Judged by fact, a set has no relevant documents to check a "high" hit against.
         let by_document = query.expect.is_empty();
         for shown in
@@ -545,6 +544,11 @@ pub fn hook_quality(engine: &crate::Engine, set: &GoldenSet, split: Split) -> Re
     Ok(q)
 }
 
+/// The file a judgment names: a key is a path, or a path and one of its chunks (`path#…`).
+fn path_of(key: &str) -> &str {
+    key.split_once('#').map_or(key, |(p, _)| p)
+}
+
 /// One JSON line per prompt of a set, for fitting and inspecting the hook's decisions: the
 /// prompt's kind and half, what the gate did, the query-level evidence, and per hit its label,
 /// scores and whether it is relevant.
@@ -576,12 +580,11 @@ pub fn features(engine: &crate::Engine, set: &GoldenSet) -> Result<Vec<serde_jso
         // Grades by path: a judgment may name one chunk of a file (`path#…`), a hit is one.
         let mut judged: BTreeMap<String, i32> = BTreeMap::new();
         for (k, g) in &query.relevant {
-            let path = k.split_once('#').map_or(k.as_str(), |(p, _)| p).to_string();
-            let e = judged.entry(path).or_default();
+            let e = judged.entry(path_of(k).to_string()).or_default();
             *e = (*e).max(*g);
         }
         // What the hook would hand over, and for a set judged by fact whether it holds the fact.
-        let block = engine.context_for_prompt(&query.text)?;
+        let block = resp.as_ref().and_then(|r| crate::prompt::block_for(engine, r));
         let answered =
             (!query.expect.is_empty()).then(|| block.as_ref().is_some_and(|b| expect_met(&b.text, &query.expect)));
         out.push(serde_json::json!({
