@@ -22,6 +22,8 @@ import math
 import os
 import sys
 
+import logistic
+
 FEATURES = ["w_cosine", "w_coverage", "w_unseen", "w_conversational"]
 COSINE_WITHOUT_MODEL = 0.5
 
@@ -32,27 +34,8 @@ def features(row):
     return [cosine, e["best_coverage"], e["unseen"], 1.0 if row["intent"]["conversational"] else 0.0]
 
 
-def fit(xs, ys, iterations=4000, rate=0.5, l2=0.01):
-    """Class-balanced logistic regression on standardised features; weights on the raw scale."""
-    n, d = len(xs), len(xs[0])
-    mean = [sum(x[j] for x in xs) / n for j in range(d)]
-    sd = [math.sqrt(sum((x[j] - mean[j]) ** 2 for x in xs) / n) or 1.0 for j in range(d)]
-    zs = [[(x[j] - mean[j]) / sd[j] for j in range(d)] for x in xs]
-    positive = sum(ys) / n
-    sample = [0.5 / positive if y else 0.5 / (1 - positive) for y in ys]
-    w, b = [0.0] * d, 0.0
-    for _ in range(iterations):
-        grad, grad_b = [0.0] * d, 0.0
-        for z, y, s in zip(zs, ys, sample):
-            p = 1 / (1 + math.exp(-(sum(wi * zi for wi, zi in zip(w, z)) + b)))
-            g = (p - y) * s
-            grad_b += g
-            for j in range(d):
-                grad[j] += g * z[j]
-        w = [wj - rate * (gj / n + l2 * wj) for wj, gj in zip(w, grad)]
-        b -= rate * grad_b / n
-    raw = [w[j] / sd[j] for j in range(d)]
-    return raw, b - sum(raw[j] * mean[j] for j in range(d))
+def fit(xs, ys):
+    return logistic.fit(xs, ys, iterations=4000, rate=0.5, l2=0.01)
 
 
 def probability(model, x):

@@ -24,6 +24,8 @@ import json
 import math
 import sys
 
+import logistic
+
 NAMES = [
     "lexical found", "lexical rank", "bm25 / best", "vector found", "vector rank", "cosine",
     "cosine / best", "coverage", "fused / best", "both legs",
@@ -75,8 +77,8 @@ def measure(rows, score):
     return n / len(rows), m / len(rows)
 
 
-def fit(rows, iterations=300, rate=0.5, l2=1e-3):
-    """Class-balanced logistic regression on standardised features; weights on the raw scale."""
+def fit(rows):
+    """The logistic model of "relevant" over every candidate of the queries that have one."""
     xs, ys = [], []
     for row in rows:
         cands = candidates(row)
@@ -85,25 +87,7 @@ def fit(rows, iterations=300, rate=0.5, l2=1e-3):
         for d, x in cands.items():
             xs.append(x)
             ys.append(1.0 if row["judged"].get(d, 0) > 0 else 0.0)
-    n, dims = len(xs), len(xs[0])
-    mean = [sum(x[j] for x in xs) / n for j in range(dims)]
-    sd = [math.sqrt(sum((x[j] - mean[j]) ** 2 for x in xs) / n) or 1.0 for j in range(dims)]
-    zs = [[(x[j] - mean[j]) / sd[j] for j in range(dims)] for x in xs]
-    positive = sum(ys) / n
-    sample = [0.5 / positive if y else 0.5 / (1 - positive) for y in ys]
-    w, b = [0.0] * dims, 0.0
-    for _ in range(iterations):
-        grad, grad_b = [0.0] * dims, 0.0
-        for z, y, s in zip(zs, ys, sample):
-            t = max(-30.0, min(30.0, sum(wi * zi for wi, zi in zip(w, z)) + b))
-            g = (1 / (1 + math.exp(-t)) - y) * s
-            grad_b += g
-            for j in range(dims):
-                grad[j] += g * z[j]
-        w = [wi - rate * (gj / n + l2 * wi) for wi, gj in zip(w, grad)]
-        b -= rate * grad_b / n
-    raw = [w[j] / sd[j] for j in range(dims)]
-    return raw, b - sum(raw[j] * mean[j] for j in range(dims))
+    return logistic.fit(xs, ys, iterations=300, rate=0.5, l2=1e-3)
 
 
 def load(path, fitting):
