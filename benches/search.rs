@@ -28,6 +28,35 @@ fn queries() -> Vec<String> {
     out
 }
 
+/// Runs every query once (hybrid, k=10) and prints each stage's p50/p95.
+fn stage_table(engine: &Engine, queries: &[String], label: &str) {
+    let mut stages: Vec<(&str, Vec<f64>)> =
+        ["intent", "embed", "bm25", "vector", "fuse", "candidates", "total"].iter().map(|s| (*s, Vec::new())).collect();
+    let mut wall = Vec::new();
+    for q in queries {
+        let t = std::time::Instant::now();
+        let r = engine.search_with(&SearchRequest::new(q.as_str(), 10, Mode::Hybrid)).unwrap();
+        wall.push(t.elapsed().as_secs_f64() * 1e3);
+        let tm = &r.timings_ms;
+        for (name, v) in stages.iter_mut() {
+            v.push(match *name {
+                "intent" => tm.intent,
+                "embed" => tm.embed,
+                "bm25" => tm.bm25,
+                "vector" => tm.vector,
+                "fuse" => tm.fuse,
+                "candidates" => tm.candidates,
+                _ => tm.total,
+            });
+        }
+    }
+    println!("{label}, {} queries, k=10 (ms; bm25 runs concurrently with embed+vector):", queries.len());
+    for (name, v) in &stages {
+        println!("  {name:<10} p50 {:>7.3}  p95 {:>7.3}", percentile(v, 0.5), percentile(v, 0.95));
+    }
+    println!("  end-to-end wall p50 {:>7.3}  p95 {:>7.3}", percentile(&wall, 0.5), percentile(&wall, 0.95));
+}
+
 fn bench(c: &mut Criterion) {
     let dir =
         PathBuf::from(std::env::var("ENGINE_BENCH_INDEX").expect("ENGINE_BENCH_INDEX (see scripts/bench-search.sh)"));
@@ -41,30 +70,14 @@ fn bench(c: &mut Criterion) {
         engine.meta.chunks, engine.meta.graph
     );
 
-    let mut stages: Vec<(&str, Vec<f64>)> =
-        ["intent", "embed", "bm25", "vector", "fuse", "total"].iter().map(|s| (*s, Vec::new())).collect();
-    let mut wall = Vec::new();
-    for q in &queries {
-        let t = std::time::Instant::now();
-        let r = engine.search_with(&SearchRequest::new(q.as_str(), 10, Mode::Hybrid)).unwrap();
-        wall.push(t.elapsed().as_secs_f64() * 1e3);
-        let tm = &r.timings_ms;
-        for (name, v) in stages.iter_mut() {
-            v.push(match *name {
-                "intent" => tm.intent,
-                "embed" => tm.embed,
-                "bm25" => tm.bm25,
-                "vector" => tm.vector,
-                "fuse" => tm.fuse,
-                _ => tm.total,
-            });
-        }
-    }
-    println!("hybrid, {} queries, k=10 (ms; bm25 runs concurrently with embed+vector):", queries.len());
-    for (name, v) in &stages {
-        println!("  {name:<7} p50 {:>7.3}  p95 {:>7.3}", percentile(v, 0.5), percentile(v, 0.95));
-    }
-    println!("  end-to-end wall p50 {:>7.3}  p95 {:>7.3}", percentile(&wall, 0.5), percentile(&wall, 0.95));
+    stage_table(&engine, &queries, "hybrid (RRF)");
+    // The same queries with learned fusion: its scoring shows in "fuse", the deeper candidate
+    // list it reorders in "candidates".
+    let mut learned = engine::config::Settings::default();
+    learned.fuse.method = engine::config::FuseMethod::Learned;
+    let learned = Engine::builder(&dir).settings(learned).open().expect("open index and model");
+    learned.warm_up().expect("load the model");
+    stage_table(&learned, &queries, "hybrid (learned fusion)");
     println!("RSS after the queries: {:.0} MiB", rss_mib());
 
     let mut group = c.benchmark_group("search");

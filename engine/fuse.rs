@@ -183,9 +183,9 @@ pub(crate) struct Signals {
     pub fused: f32,
 }
 
-/// The learned fusion's score of each of one query's candidates: the logistic model of
-/// `[fuse] learned_weights` over [`FEATURES`], a probability in (0, 1).
-pub(crate) fn learned(candidates: &[Signals], intent: &IntentResult, config: &FuseConfig) -> Vec<f32> {
+/// The learned fusion's inputs for each of one query's candidates, in the order of [`FEATURES`]; the scales are relative
+/// to the query's other candidates, so no feature depends on the corpus's score range.
+pub(crate) fn learned_features(candidates: &[Signals], intent: &IntentResult) -> Vec<[f32; FEATURES.len()]> {
     let best = |f: &dyn Fn(&Signals) -> f32, floor: f32| candidates.iter().map(f).fold(floor, f32::max);
     let best_bm25 = best(&|s| s.bm25.unwrap_or(0.0), 1e-6);
     let best_cos = best(&|s| s.cosine.unwrap_or(0.0), 1e-6);
@@ -198,7 +198,7 @@ pub(crate) fn learned(candidates: &[Signals], intent: &IntentResult, config: &Fu
         .iter()
         .map(|s| {
             let (b, c) = (s.bm25.unwrap_or(0.0) / best_bm25, s.cosine.unwrap_or(0.0));
-            let x: [f32; FEATURES.len()] = [
+            [
                 found(s.lexical_rank),
                 near(s.lexical_rank),
                 b,
@@ -213,16 +213,25 @@ pub(crate) fn learned(candidates: &[Signals], intent: &IntentResult, config: &Fu
                 code * c / best_cos,
                 concept * b,
                 concept * c / best_cos,
-            ];
-            let z = config.learned_bias + x.iter().zip(&config.learned_weights).map(|(x, w)| x * w).sum::<f32>();
-            1.0 / (1.0 + (-z).exp())
+            ]
         })
         .collect()
+}
+
+/// The learned fusion's score of one candidate: the logistic model of `[fuse] learned_weights`
+/// over its features, a probability in (0, 1).
+pub(crate) fn learned_probability(x: &[f32; FEATURES.len()], config: &FuseConfig) -> f32 {
+    let z = config.learned_bias + x.iter().zip(&config.learned_weights).map(|(x, w)| x * w).sum::<f32>();
+    1.0 / (1.0 + (-z).exp())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn learned(candidates: &[Signals], intent: &IntentResult, config: &FuseConfig) -> Vec<f32> {
+        learned_features(candidates, intent).iter().map(|x| learned_probability(x, config)).collect()
+    }
 
     fn hits(keys: &[u64]) -> Vec<LegHit> {
         keys.iter().enumerate().map(|(i, k)| LegHit { key: *k, rank: i + 1, score: 1.0 / (i + 1) as f32 }).collect()

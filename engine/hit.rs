@@ -46,8 +46,21 @@ pub struct Explain {
     /// The cross-encoder's logit, when the hit was reranked.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rerank_logit: Option<f32>,
+    /// With learned fusion (`[fuse] method = "learned"`): the model's inputs by name
+    /// ([`crate::fuse::FEATURES`], in order), then its probability, which became the fused score.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub learned: Option<LearnedExplain>,
     /// The score the hit is ranked by (see [`Hit::score`]).
     pub final_score: f32,
+}
+
+/// What the learned fusion read of a hit and what it made of it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LearnedExplain {
+    /// Each feature's name and value.
+    pub features: Vec<(&'static str, f32)>,
+    /// The model's probability that the hit is relevant.
+    pub probability: f32,
 }
 
 /// One result.

@@ -194,8 +194,11 @@ impl Legs {
 struct Candidate {
     fused: Fused,
     hit: Hit,
+    address: ChunkAddress,
     boosts: Vec<String>,
     logit: Option<f32>,
+    /// The learned fusion's inputs and probability, when it ordered the candidates.
+    learned: Option<([f32; fuse::FEATURES.len()], f32)>,
 }
 
 impl Candidate {
@@ -420,9 +423,11 @@ impl Engine {
             candidates.truncate(wanted);
         }
         let rerank = timed(&mut timings.rerank, || reranking.then(|| self.rerank(query, &mut candidates)).flatten());
+        let addresses: Vec<ChunkAddress> = candidates.iter().take(req.k).map(|c| c.address).collect();
         let mut results = timed(&mut timings.hits, || self.hits(candidates, req, query, weights));
-        let (evidence, verdict) =
-            timed(&mut timings.evidence, || self.labels(&snapshot, query, &intent, &mut results, req.evidence));
+        let (evidence, verdict) = timed(&mut timings.evidence, || {
+            self.labels(&snapshot, query, &intent, &mut results, &addresses, req.evidence)
+        });
         timings.total = ms(started);
         Ok(SearchResponse {
             query: query.to_string(),
@@ -519,7 +524,7 @@ impl Engine {
                 continue;
             };
             let hit = snapshot.load(address, fused.key)?;
-            candidates.push(Candidate { fused, hit, boosts: Vec::new(), logit: None });
+            candidates.push(Candidate { fused, hit, address, boosts: Vec::new(), logit: None, learned: None });
         }
         let fuse = &self.settings.fuse;
         for c in candidates.iter_mut() {
@@ -561,22 +566,23 @@ impl Engine {
     /// fused score: what the rerank stage blends and labels compare.
     fn learned(&self, snapshot: &Snapshot, query: &str, intent: &IntentResult, candidates: &mut [Candidate]) {
         let (terms, weights) = term_weights(snapshot, query);
+        let addresses: Vec<ChunkAddress> = candidates.iter().map(|c| c.address).collect();
         let signals: Vec<fuse::Signals> = candidates
             .iter()
-            .map(|c| {
-                let found = bm25::occurring(&terms, &[&c.hit.title, &c.hit.path, &c.hit.text]);
-                fuse::Signals {
-                    lexical_rank: c.hit.lexical_rank,
-                    bm25: c.hit.bm25,
-                    vector_rank: c.hit.vector_rank,
-                    cosine: c.hit.cosine,
-                    coverage: share(&weights, &|t| found[t]),
-                    fused: c.fused.score,
-                }
+            .zip(snapshot.occurring(&terms, &addresses))
+            .map(|(c, found)| fuse::Signals {
+                lexical_rank: c.hit.lexical_rank,
+                bm25: c.hit.bm25,
+                vector_rank: c.hit.vector_rank,
+                cosine: c.hit.cosine,
+                coverage: share(&weights, &|t| found[t]),
+                fused: c.fused.score,
             })
             .collect();
-        for (c, score) in candidates.iter_mut().zip(fuse::learned(&signals, intent, &self.settings.fuse)) {
-            (c.fused.score, c.hit.score) = (score, score);
+        for (c, x) in candidates.iter_mut().zip(fuse::learned_features(&signals, intent)) {
+            let p = fuse::learned_probability(&x, &self.settings.fuse);
+            (c.fused.score, c.hit.score) = (p, p);
+            c.learned = Some((x, p));
         }
         candidates.sort_by(|a, b| b.fused.score.total_cmp(&a.fused.score).then(a.fused.key.cmp(&b.fused.key)));
     }
@@ -599,6 +605,10 @@ impl Engine {
                         consensus: c.fused.consensus,
                         boosts: c.boosts,
                         rerank_logit: c.logit,
+                        learned: c.learned.map(|(x, probability)| crate::hit::LearnedExplain {
+                            features: fuse::FEATURES.iter().copied().zip(x).collect(),
+                            probability,
+                        }),
                         final_score: hit.score,
                     });
                 }
@@ -615,10 +625,11 @@ impl Engine {
         query: &str,
         intent: &IntentResult,
         results: &mut [Hit],
+        addresses: &[ChunkAddress],
         report_evidence: bool,
     ) -> (Option<Evidence>, Option<crate::abstain::Verdict>) {
         let measured = if report_evidence { results.len() } else { self.settings.abstain.measured_hits };
-        let evidence = self.evidence(snapshot, query, results, measured);
+        let evidence = self.evidence(snapshot, query, results, &addresses[..measured.min(addresses.len())]);
         let verdict = crate::abstain::calibrate(results, &evidence, intent.conversational, &self.settings.abstain);
         if verdict.is_none() {
             tier::label(results, &self.settings.tier);
@@ -626,14 +637,14 @@ impl Engine {
         (report_evidence.then_some(evidence), verdict)
     }
 
-    /// The query-level evidence of a ranked result list; sets each hit's coverage.
-    fn evidence(&self, snapshot: &Snapshot, query: &str, results: &mut [Hit], measured: usize) -> Evidence {
+    /// The query-level evidence of a ranked result list; sets the coverage of the hits at
+    /// `measured` (the first hits' places in the index).
+    fn evidence(&self, snapshot: &Snapshot, query: &str, results: &mut [Hit], measured: &[ChunkAddress]) -> Evidence {
         let config = &self.settings.abstain;
         let (terms, weights) = term_weights(snapshot, query);
         let share = |keep: &dyn Fn(usize) -> bool| share(&weights, keep);
         let mut seen = vec![false; terms.len()];
-        for (i, h) in results.iter_mut().take(measured).enumerate() {
-            let found = bm25::occurring(&terms, &[&h.title, &h.path, &h.text]);
+        for (i, (h, found)) in results.iter_mut().zip(snapshot.occurring(&terms, measured)).enumerate() {
             h.coverage = Some(share(&|t| found[t]));
             if i < config.coverage_hits {
                 seen.iter_mut().zip(&found).for_each(|(s, f)| *s |= f);
@@ -810,5 +821,45 @@ mod tests {
             assert!(matches!(err, Error::InvalidInput(_)) && err.to_string().contains("allowed 1..=1000"), "{err}");
         }
         assert_eq!(engine.search_with(&SearchRequest::new("sessions", 1000, Mode::Hybrid)).unwrap().results.len(), 1);
+    }
+
+    #[test]
+    fn learned_fusion_reads_coverage_from_the_postings_as_analysing_the_texts_would_and_explains_itself() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("cache.md"), "# Caching sessions\n\nThe session cache expires entries.\n")
+            .unwrap();
+        std::fs::write(
+            dir.path().join("auth.rs"),
+            "/// Checks tokens.\nfn verify_token(t: &str) -> bool { t.len() > 3 }\n",
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("notes.txt"), "Redis holds the queue; sessions are elsewhere.\n").unwrap();
+        let index = dir.path().join(".engine");
+        let embedder: Arc<dyn Embedder> = Arc::new(crate::HashEmbedder::new(16));
+        let source = crate::ingest::Source::Dir(dir.path().to_path_buf());
+        crate::index::build(&index, &source, &Settings::default(), embedder.as_ref(), &Default::default()).unwrap();
+        let mut settings = Settings::default();
+        settings.fuse.method = FuseMethod::Learned;
+        let engine = Engine::with_embedder(&index, settings, Some(embedder), None).unwrap();
+        let snapshot = engine.reader.snapshot();
+        let (terms, _) = term_weights(&snapshot, "how do cached sessions expire? verifyToken redis");
+        let chunks: Vec<(u64, Hit)> = snapshot.all().collect::<Result<_>>().unwrap();
+        let addresses: Vec<ChunkAddress> = chunks.iter().map(|(k, _)| snapshot.address_of(*k).unwrap()).collect();
+        let from_postings = snapshot.occurring(&terms, &addresses);
+        for ((_, hit), found) in chunks.iter().zip(&from_postings) {
+            assert_eq!(*found, bm25::occurring(&terms, &[&hit.title, &hit.path, &hit.text]), "{}", hit.path);
+        }
+        assert!(
+            from_postings.iter().any(|f| f.iter().any(|x| *x)) && from_postings.iter().any(|f| !f.iter().all(|x| *x))
+        );
+
+        let mut req = SearchRequest::new("how do cached sessions expire?", 3, Mode::Hybrid);
+        req.explain = true;
+        let r = engine.search_with(&req).unwrap();
+        let explained = r.results[0].explain.as_ref().and_then(|e| e.learned.as_ref()).expect("learned features");
+        assert_eq!(explained.features.len(), fuse::FEATURES.len());
+        assert_eq!(explained.probability, r.results[0].score, "the probability is the score it is ranked by");
+        let coverage = explained.features.iter().find(|(n, _)| *n == "coverage").unwrap().1;
+        assert!(coverage > 0.0 && coverage <= 1.0, "{coverage}");
     }
 }

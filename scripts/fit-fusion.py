@@ -16,6 +16,9 @@ features computed from what the legs already returned (no model call), scored pe
         --report /tmp/sf-test.jsonl /tmp/cosqa.jsonl /tmp/golden.jsonl
 
 A golden file gives its sets' dev halves to fitting and their held-out halves to reporting.
+With --leave-one-out, each collection of --train is also left out in turn: the model is fitted on
+the others and measured on that collection's reported queries (SciFact test for SciFact train, a
+golden set's held-out half for its dev half).
 
 Prints the fitted weights (also as the `[fuse]` section `method = "learned"` reads) and, per
 file, nDCG@10 and MRR@10 of the RRF order and of the learned order. Pure Python: no packages needed.
@@ -114,8 +117,9 @@ def main(args):
     if "--train" not in args or "--report" not in args:
         sys.exit(__doc__)
     t, r = args.index("--train"), args.index("--report")
-    train = [p for p in args[t + 1:r if r > t else None] if not p.startswith("--")]
-    report = [p for p in args[r + 1:t if t > r else None] if not p.startswith("--")]
+    upto = lambda i, j: args[i + 1:j if j > i else None]
+    train = [p for p in upto(t, r) if not p.startswith("--")]
+    report = [p for p in upto(r, t) if not p.startswith("--")]
     fitted = {name: rows for p in train for name, rows in load(p, True).items()}
     weights, bias = fit([row for rows in fitted.values() for row in rows])
     print("fitted on " + ", ".join(f"{n} ({len(r)})" for n, r in fitted.items()) + ":")
@@ -130,6 +134,18 @@ def main(args):
     for name, rows in [(f"{n} (fitted on)", r) for n, r in fitted.items()] + list(reported.items()):
         (rn, rm), (ln, lm) = measure(rows, fused), measure(rows, learned)
         print(f"| {name} | {len(rows)} | {rn:.4f} | {rm:.4f} | {ln:.4f} | {lm:.4f} |")
+    if "--leave-one-out" in args:
+        base = lambda name: name.split(" (")[0].split("/")[0]
+        print("\nLeave one collection out (fitted on every other --train collection):\n")
+        print("| left out | reported on | n | RRF nDCG@10 | RRF MRR@10 | learned nDCG@10 | learned MRR@10 |")
+        print("|---|---|---|---|---|---|---|")
+        for out in sorted({base(n) for n in fitted}):
+            w, b = fit([row for n, rows in fitted.items() if base(n) != out for row in rows])
+            score = lambda x, w=w: sum(a * c for a, c in zip(w, x))
+            for name, rows in reported.items():
+                if base(name) == out:
+                    (rn, rm), (ln, lm) = measure(rows, fused), measure(rows, score)
+                    print(f"| {out} | {name} | {len(rows)} | {rn:.4f} | {rm:.4f} | {ln:.4f} | {lm:.4f} |")
 
 
 if __name__ == "__main__":

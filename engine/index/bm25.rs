@@ -259,9 +259,10 @@ pub fn terms(text: &str) -> Vec<String> {
 }
 
 /// Which of `terms` (sorted analyzed terms, as [`terms`] makes them) occur among the analyzed
-/// words of `texts`. Reads no further than it must and keeps no word: this runs on every hit
-/// shown, for every query.
-pub fn occurring(terms: &[String], texts: &[&str]) -> Vec<bool> {
+/// words of `texts`: what a hit's coverage means. The search path reads the same answer from the
+/// postings (`Snapshot::occurring`), which is tested against this.
+#[cfg(test)]
+pub(crate) fn occurring(terms: &[String], texts: &[&str]) -> Vec<bool> {
     let mut found = vec![false; terms.len()];
     let mut left = terms.len();
     let mut a = analyzer();

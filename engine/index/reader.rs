@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use tantivy::collector::TopDocs;
 use tantivy::query::{Query, TermQuery};
 use tantivy::schema::{IndexRecordOption, Value};
-use tantivy::{DocAddress, IndexReader, Searcher, TantivyDocument, Term};
+use tantivy::{DocAddress, DocSet, IndexReader, Searcher, TantivyDocument, Term};
 
 /// Most chunks [`Snapshot::chunks_of`] reads for one document.
 const CHUNKS_PER_DOCUMENT: usize = 2000;
@@ -113,6 +113,44 @@ impl Snapshot<'_> {
             .map(|&field| self.searcher.doc_freq(&Term::from_field_text(field, term)).unwrap_or(0))
             .max()
             .unwrap_or(0)
+    }
+
+    /// For each chunk, which of the analysed `terms` its title, path or body holds: what
+    /// [`bm25::occurring`] finds in the same texts, read from the postings instead of analysing
+    /// each chunk again (a few postings seeks per term rather than a pass over every text).
+    pub(crate) fn occurring(&self, terms: &[String], chunks: &[ChunkAddress]) -> Vec<Vec<bool>> {
+        let mut found = vec![vec![false; terms.len()]; chunks.len()];
+        // Per segment, its chunks in doc order: postings only seek forward.
+        let mut by_segment: std::collections::BTreeMap<u32, Vec<(u32, usize)>> = std::collections::BTreeMap::new();
+        for (i, c) in chunks.iter().enumerate() {
+            by_segment.entry(c.0.segment_ord).or_default().push((c.0.doc_id, i));
+        }
+        let f = self.fields;
+        for (ord, mut docs) in by_segment {
+            docs.sort_unstable();
+            let segment = self.searcher.segment_reader(ord);
+            for field in [f.title, f.path, f.body] {
+                let Ok(inverted) = segment.inverted_index(field) else { continue };
+                for (t, term) in terms.iter().enumerate() {
+                    let term = Term::from_field_text(field, term);
+                    let Ok(Some(mut postings)) = inverted.read_postings(&term, IndexRecordOption::Basic) else {
+                        continue;
+                    };
+                    for &(doc, i) in &docs {
+                        if postings.doc() > doc {
+                            continue;
+                        }
+                        if postings.seek(doc) == tantivy::TERMINATED {
+                            break;
+                        }
+                        if postings.doc() == doc {
+                            found[i][t] = true;
+                        }
+                    }
+                }
+            }
+        }
+        found
     }
 
     fn key_of(&self, address: DocAddress) -> Result<u64> {
