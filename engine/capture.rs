@@ -135,6 +135,8 @@ pub fn extract<R: BufRead>(
     let mut summaries: Vec<(String, String)> = Vec::new();
     let mut statements: Vec<Statement> = Vec::new();
     let mut recaps: Vec<(String, String)> = Vec::new();
+    // Tasks the session read from the project's issue tracker: (task id, when, what it showed).
+    let mut tasks: Vec<(String, String, String)> = Vec::new();
     // Per file, the names its edits brought in: where a later session asks "where did we add X".
     let mut introduced: std::collections::BTreeMap<String, BTreeSet<String>> = std::collections::BTreeMap::new();
     let (mut first, mut last) = (String::new(), String::new());
@@ -217,8 +219,19 @@ pub fn extract<R: BufRead>(
                 }
                 calls.insert(id, (name, input));
             }
-            EventKind::ToolResult { id, is_error, error } => {
+            EventKind::ToolResult { id, is_error, error, output } => {
                 let Some((name, input)) = calls.get(&id) else { continue };
+                if let (false, "Bash", Some(out)) = (is_error, name.as_str(), output) {
+                    let command = input.get("command").and_then(Value::as_str).map(normalise_command);
+                    if let Some(task) = command.as_deref().and_then(tracked_task) {
+                        // The fullest view of each task (a later `… | head` shows less of it).
+                        match tasks.iter_mut().find(|t| t.0 == task) {
+                            Some(t) if t.2.len() >= out.len() => {}
+                            Some(t) => *t = (task, ts.clone(), out),
+                            None => tasks.push((task, ts.clone(), out)),
+                        }
+                    }
+                }
                 let key = call_key(name, input, cwd.as_deref());
                 if is_error {
                     let message = first_error_line(error.as_deref().unwrap_or(""));
@@ -385,6 +398,20 @@ pub fn extract<R: BufRead>(
         let title = format!("Names the edits of session {short} brought in, by file");
         let r = MemoryRecord::new(category::CHANGES, &title, &changed.join("\n\n"), &format!("changes:{sid}"));
         push(r, &first, introduced.keys().cloned().collect());
+    }
+
+    // The task as the tracker states it is what the session was asked to build, in the words
+    // (names, keys, exact behaviour) a later prompt about that work uses.
+    for (task, ts, text) in tasks.iter().take(config.max_tasks) {
+        let first_line = text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
+        let first_line = first_line.trim_start_matches(|c: char| !c.is_alphanumeric());
+        // "○ app-7 · Add a debug view": the id is in the title already.
+        let first_line = first_line
+            .strip_prefix(task.as_str())
+            .map_or(first_line, |rest| rest.trim_start_matches([' ', '·', ':', '-']));
+        let title = format!("Task {task}: {}", clip(first_line, config.title_chars));
+        let r = MemoryRecord::new(category::TASK, &title, text.trim(), &format!("task:{sid}:{task}"));
+        push(r, ts, Vec::new());
     }
 
     let mut kept = 0;
@@ -563,6 +590,18 @@ fn added_names(input: &Value) -> BTreeSet<String> {
         .collect()
 }
 
+/// The task a command shows, when it is an issue tracker's view of one (`bd show ID`, `gh issue
+/// view ID`, `gh pr view ID`, `glab issue view ID`, `jira issue view ID`): its id.
+fn tracked_task(command: &str) -> Option<String> {
+    static VIEW: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(
+            r"^(?:bd|beads|gh|glab|jira)\s+(?:(?:issue|pr|mr)\s+)?(?:show|view)\s+([A-Za-z0-9#][A-Za-z0-9_.#/-]*)",
+        )
+        .expect("valid")
+    });
+    VIEW.captures(command).map(|c| c[1].to_string())
+}
+
 /// A Bash command as it is worth listing: the first line, without `cd … &&`, output redirections
 /// or extra spaces.
 fn normalise_command(command: &str) -> String {
@@ -699,6 +738,43 @@ mod tests {
     }
 
     #[test]
+    fn a_task_the_tracker_showed_becomes_a_task_record_in_its_fullest_view() {
+        let call = |id: &str, command: &str, ts: &str| {
+            serde_json::json!({"type":"assistant","message":{"content":[{"type":"tool_use","id":id,"name":"Bash","input":{"command":command}}]},"timestamp":ts}).to_string()
+        };
+        let result = |id: &str, text: &str, error: bool, ts: &str| {
+            serde_json::json!({"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":id,"is_error":error,"content":text}]},"timestamp":ts}).to_string()
+        };
+        let spec = "○ app-7 · Add a debug view   [● P1 · OPEN]\n\nKeep the keyboard shortcut (`Ctrl+Shift+D`) for the debug toggle.";
+        let text = [
+            r#"{"type":"user","sessionId":"s-2","cwd":"/p","message":{"content":"work on app-7"},"timestamp":"2026-01-05T10:00:00Z"}"#.to_string(),
+            call("a", "cd /p && bd show app-7", "2026-01-05T10:01:00Z"),
+            result("a", spec, false, "2026-01-05T10:01:01Z"),
+            call("b", "bd show app-7 2>&1 | head -1", "2026-01-05T10:02:00Z"),
+            result("b", "○ app-7 · Add a debug view", false, "2026-01-05T10:02:01Z"),
+            call("c", "gh issue view 12", "2026-01-05T10:03:00Z"),
+            result("c", "issue not found", true, "2026-01-05T10:03:01Z"),
+            call("d", "git show HEAD", "2026-01-05T10:04:00Z"),
+            result("d", "commit abc", false, "2026-01-05T10:04:01Z"),
+        ]
+        .join("\n");
+        let c = extract(
+            TranscriptReader::new(std::io::Cursor::new(text.as_bytes())),
+            Trigger::PreCompact,
+            None,
+            &CaptureConfig::default(),
+        );
+        let tasks: Vec<&MemoryRecord> = c.records.iter().filter(|r| r.category == category::TASK).collect();
+        assert_eq!(tasks.len(), 1, "one task, not a failed view nor a git command: {tasks:?}");
+        assert_eq!(tasks[0].title, "Task app-7: Add a debug view   [● P1 · OPEN]");
+        assert!(tasks[0].content.contains("Ctrl+Shift+D"), "the fullest view: {}", tasks[0].content);
+        assert_eq!(tasks[0].created, "2026-01-05T10:01:01Z");
+        assert_eq!(tracked_task("gh pr view 81 --comments").as_deref(), Some("81"));
+        assert_eq!(tracked_task("glab issue view #5").as_deref(), Some("#5"));
+        assert_eq!(tracked_task("bd list"), None);
+    }
+
+    #[test]
     fn commands_are_normalised_and_reruns_recognised() {
         assert_eq!(normalise_command("cd /x/y && mix test test/a_test.exs 2>&1 | tail -5"), "mix test test/a_test.exs");
         assert!(same_run("mix test test/a_test.exs", "mix test"));
@@ -782,6 +858,8 @@ mod tests {
                 {"type":"tool_use","id":"t4","name":"Bash","input":{"command":format!("deploy --key {all}")}}
             ]},"timestamp":"2026-01-05T10:02:00Z"})),
             line(serde_json::json!({"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t4","content":"ok"}]},"timestamp":"2026-01-05T10:02:05Z"})),
+            line(serde_json::json!({"type":"assistant","message":{"content":[{"type":"tool_use","id":"t5","name":"Bash","input":{"command":"gh issue view 42"}}]},"timestamp":"2026-01-05T10:03:00Z"})),
+            line(serde_json::json!({"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t5","content":format!("Rotate the deploy key\nThe old one was {all}")}]},"timestamp":"2026-01-05T10:03:05Z"})),
             line(serde_json::json!({"type":"user","isCompactSummary":true,"message":{"content":format!("Summary: deployed with {all}.")},"timestamp":"2026-01-05T11:00:00Z"})),
         ]
         .join("\n");
@@ -792,7 +870,10 @@ mod tests {
             &CaptureConfig::default(),
         );
         let kinds: BTreeSet<&str> = c.records.iter().map(|r| r.category.as_str()).collect();
-        assert!(["session", "summary", "bugfix", "decision", "notes"].iter().all(|k| kinds.contains(k)), "{kinds:?}");
+        assert!(
+            ["session", "summary", "bugfix", "decision", "notes", "task"].iter().all(|k| kinds.contains(k)),
+            "{kinds:?}"
+        );
         let dir = tempfile::tempdir().unwrap();
         MemoryStore::at_root(dir.path()).add_all(c.records).unwrap();
         let mut files = 0;

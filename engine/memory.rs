@@ -31,6 +31,8 @@ pub mod category {
     pub const NOTES: &str = "notes";
     /// The names a session's edits brought in, by file.
     pub const CHANGES: &str = "changes";
+    /// A task the session worked from, as the project's issue tracker showed it.
+    pub const TASK: &str = "task";
     /// A note added with `engine memory add` without a category.
     pub const NOTE: &str = "note";
 }

@@ -17,6 +17,8 @@ pub const MAX_LINE: usize = 4 << 20;
 
 /// How much of a failed tool call's message an [`EventKind::ToolResult`] keeps.
 pub const ERROR_CHARS: usize = 1500;
+/// How much of a successful tool call's output an [`EventKind::ToolResult`] keeps.
+pub const OUTPUT_CHARS: usize = 8000;
 
 /// One thing that happened in a session.
 #[derive(Debug, Clone, PartialEq)]
@@ -52,6 +54,9 @@ pub enum EventKind {
         is_error: bool,
         /// The first [`ERROR_CHARS`] characters of an error's text (`None` when it succeeded).
         error: Option<String>,
+        /// The first [`OUTPUT_CHARS`] characters of a successful call's output (`None` when it
+        /// failed).
+        output: Option<String>,
     },
     /// The todo list as the assistant last set it (`TodoWrite`).
     Todos(Vec<Todo>),
@@ -202,10 +207,11 @@ impl<R: BufRead> TranscriptReader<R> {
                             match b.get("type").and_then(Value::as_str) {
                                 Some("tool_result") => {
                                     let is_error = b.get("is_error").and_then(Value::as_bool) == Some(true);
-                                    let error = is_error.then(|| {
-                                        let text = b.get("content").map(plain_text).unwrap_or_default();
-                                        text.chars().take(ERROR_CHARS).collect()
-                                    });
+                                    let text = b.get("content").map(plain_text).unwrap_or_default();
+                                    let cut = if is_error { ERROR_CHARS } else { OUTPUT_CHARS };
+                                    let text: String = text.chars().take(cut).collect();
+                                    let (error, output) =
+                                        if is_error { (Some(text), None) } else { (None, Some(text)) };
                                     emit(EventKind::ToolResult {
                                         id: b
                                             .get("tool_use_id")
@@ -214,6 +220,7 @@ impl<R: BufRead> TranscriptReader<R> {
                                             .to_string(),
                                         is_error,
                                         error,
+                                        output,
                                     })
                                 }
                                 Some("text") if !meta => {
@@ -375,7 +382,12 @@ mod tests {
                     name: "Bash".into(),
                     input: serde_json::json!({"command": "mix phx.server"})
                 },
-                EventKind::ToolResult { id: "t1".into(), is_error: true, error: Some("port 4000 in use".into()) },
+                EventKind::ToolResult {
+                    id: "t1".into(),
+                    is_error: true,
+                    error: Some("port 4000 in use".into()),
+                    output: None,
+                },
                 EventKind::Todos(vec![
                     Todo { content: "Free port 4000".into(), status: "completed".into() },
                     Todo { content: "Add a PORT variable".into(), status: "pending".into() },
