@@ -225,10 +225,12 @@ pub fn extract<R: BufRead>(
                     let command = input.get("command").and_then(Value::as_str).map(normalise_command);
                     if let Some(task) = command.as_deref().and_then(tracked_task) {
                         // The fullest view of each task (a later `… | head` shows less of it).
+                        let room = tasks.len() < config.max_tasks;
                         match tasks.iter_mut().find(|t| t.0 == task) {
                             Some(t) if t.2.len() >= out.len() => {}
                             Some(t) => *t = (task, ts.clone(), out),
-                            None => tasks.push((task, ts.clone(), out)),
+                            None if room => tasks.push((task, ts.clone(), out)),
+                            None => {}
                         }
                     }
                 }
@@ -404,7 +406,11 @@ pub fn extract<R: BufRead>(
     // (names, keys, exact behaviour) a later prompt about that work uses.
     for (task, ts, text) in tasks.iter().take(config.max_tasks) {
         let first_line = text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
+        // Redacted before it is clipped: a cut secret would no longer match its pattern.
+        let first_line = crate::secrets::redacted(first_line);
         let first_line = first_line.trim_start_matches(|c: char| !c.is_alphanumeric());
+        // `gh … view` run without a terminal prints `title:\tThe title` first.
+        let first_line = first_line.strip_prefix("title:").map_or(first_line, str::trim_start);
         // "○ app-7 · Add a debug view": the id is in the title already.
         let first_line = first_line
             .strip_prefix(task.as_str())
@@ -594,12 +600,18 @@ fn added_names(input: &Value) -> BTreeSet<String> {
 /// view ID`, `gh pr view ID`, `glab issue view ID`, `jira issue view ID`): its id.
 fn tracked_task(command: &str) -> Option<String> {
     static VIEW: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(
-            r"^(?:bd|beads|gh|glab|jira)\s+(?:(?:issue|pr|mr)\s+)?(?:show|view)\s+([A-Za-z0-9#][A-Za-z0-9_.#/-]*)",
-        )
-        .expect("valid")
+        Regex::new(r"^(?:bd|beads|gh|glab|jira)\s+(?:(issue|pr|mr)\s+)?(?:show|view)\s+([A-Za-z0-9#]\S*)")
+            .expect("valid")
     });
-    VIEW.captures(command).map(|c| c[1].to_string())
+    let c = VIEW.captures(command)?;
+    // An issue viewed by its URL is known by the URL's last part (`…/issues/12`: 12).
+    let arg = c[2].trim_end_matches('/');
+    let id = if arg.contains("://") { arg.rsplit('/').next()? } else { arg };
+    // Issues, pull and merge requests are numbered apart: `issue 5` is not `mr 5`.
+    Some(match c.get(1) {
+        Some(kind) => format!("{} {id}", kind.as_str()),
+        None => id.to_string(),
+    })
 }
 
 /// A Bash command as it is worth listing: the first line, without `cd … &&`, output redirections
@@ -769,8 +781,9 @@ mod tests {
         assert_eq!(tasks[0].title, "Task app-7: Add a debug view   [● P1 · OPEN]");
         assert!(tasks[0].content.contains("Ctrl+Shift+D"), "the fullest view: {}", tasks[0].content);
         assert_eq!(tasks[0].created, "2026-01-05T10:01:01Z");
-        assert_eq!(tracked_task("gh pr view 81 --comments").as_deref(), Some("81"));
-        assert_eq!(tracked_task("glab issue view #5").as_deref(), Some("#5"));
+        assert_eq!(tracked_task("gh pr view 81 --comments").as_deref(), Some("pr 81"));
+        assert_eq!(tracked_task("glab mr view #5").as_deref(), Some("mr #5"));
+        assert_eq!(tracked_task("gh issue view https://github.com/o/r/issues/12").as_deref(), Some("issue 12"));
         assert_eq!(tracked_task("bd list"), None);
     }
 

@@ -210,6 +210,13 @@ section! {
         /// Score factor of a memory record another record supersedes (`supersedes`, or a newer
         /// record of the same category and title): the newer one ranks first.
         superseded_factor: f32 = 0.5,
+        /// Recency decay of memory records: a record of a `memory_decay_categories` category
+        /// loses half its score every this many days since it was created; 0 turns it off
+        /// (the default: measured in the README, it did not help the memory sets).
+        memory_half_life_days: f32 = 0.0,
+        /// The categories recency decay applies to.
+        memory_decay_categories: Vec<String> =
+            ["session", "notes", "bugfix", "task"].iter().map(|s| s.to_string()).collect(),
     }
 }
 
@@ -893,6 +900,7 @@ impl Validate for Bm25Config {
 impl Validate for SearchConfig {
     fn check(&self, c: &mut Check) {
         c.float("superseded_factor", self.superseded_factor, 0.0..=1.0);
+        c.float("memory_half_life_days", self.memory_half_life_days, 0.0..=36_500.0);
         c.int("k", self.k, bounds::K);
         c.int("top_n", self.top_n, bounds::TOP_N);
         c.int("candidates_factor", self.candidates_factor, 1..=100);

@@ -70,7 +70,7 @@ pub use config::{Mode, Settings, SettingsLayer};
 pub use embed::{Embedder, HashEmbedder, OnnxEmbedder};
 pub use error::{Error, Result};
 pub use fuse::{Leg, LegContribution};
-pub use hit::{Confidence, Evidence, Explain, Hit};
+pub use hit::{Confidence, Evidence, Explain, Hit, LearnedExplain};
 pub use index::{BuildOptions, IndexReport};
 pub use ingest::Source;
 pub use intent::{Intent, IntentResult};

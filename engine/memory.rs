@@ -474,6 +474,21 @@ pub(crate) fn superseded_in<'a>(docs: impl Iterator<Item = (&'a str, &'a str)>) 
     out
 }
 
+/// When each record among memory documents given as (document id, text) was created: (document
+/// id, record title, category, seconds since the epoch), for records whose `created` parses.
+pub(crate) fn created_in<'a>(docs: impl Iterator<Item = (&'a str, &'a str)>) -> Vec<(String, String, String, i64)> {
+    let mut out: Vec<(String, String, String, i64)> = docs
+        .flat_map(|(doc, text)| stored_in(Path::new(doc), text))
+        .filter_map(|s| {
+            let created = parse_time(&s.record.created)?;
+            Some((s.path.to_string_lossy().into_owned(), s.record.title, s.record.category, created))
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
 /// Groups of near-duplicate records (same category, word overlap ≥ `threshold` Jaccard), each
 /// group's newest first.
 pub fn near_duplicates(records: &[Stored], threshold: f32) -> Vec<Vec<String>> {

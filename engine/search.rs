@@ -539,6 +539,11 @@ impl Engine {
             {
                 c.boost(config.superseded_factor, "superseded");
             }
+            if c.hit.kind == "memory" && config.memory_half_life_days > 0.0 {
+                if let Some(age) = self.memory_age_days(&c.hit) {
+                    c.boost(0.5f32.powf(age / config.memory_half_life_days), "recency");
+                }
+            }
         }
         candidates.sort_by(|a, b| b.fused.score.total_cmp(&a.fused.score).then(a.fused.key.cmp(&b.fused.key)));
         let mut kept: Vec<Candidate> = Vec::new();
@@ -560,6 +565,19 @@ impl Engine {
             }
         }
         Ok(kept)
+    }
+
+    /// Days since a memory hit's record was created, when its category decays and its time is
+    /// known.
+    fn memory_age_days(&self, hit: &Hit) -> Option<f32> {
+        let config = &self.settings.search;
+        let (_, _, category, created) =
+            self.meta.memory_created.iter().find(|(doc, title, _, _)| *doc == hit.doc && *title == hit.title)?;
+        if !config.memory_decay_categories.iter().any(|c| c.eq_ignore_ascii_case(category)) {
+            return None;
+        }
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).ok()?.as_secs() as i64;
+        Some((now - created).max(0) as f32 / 86_400.0)
     }
 
     /// Reorders candidates (in fused order) by the learned fusion's score, which becomes their
@@ -821,6 +839,40 @@ mod tests {
             assert!(matches!(err, Error::InvalidInput(_)) && err.to_string().contains("allowed 1..=1000"), "{err}");
         }
         assert_eq!(engine.search_with(&SearchRequest::new("sessions", 1000, Mode::Hybrid)).unwrap().results.len(), 1);
+    }
+
+    #[test]
+    fn recency_decay_lowers_old_records_of_the_decaying_categories_only_when_turned_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let memory = dir.path().join(".claude/memory");
+        std::fs::create_dir_all(&memory).unwrap();
+        let record = |category: &str, created: &str| {
+            serde_json::json!({"title": format!("Redis sessions ({category})"), "category": category,
+                "content": "Sessions live in Redis with a one hour expiry.", "created": created})
+            .to_string()
+        };
+        std::fs::write(memory.join("old-session.json"), record("session", "2020-01-01T00:00:00Z")).unwrap();
+        std::fs::write(memory.join("old-decision.json"), record("decision", "2020-01-01T00:00:00Z")).unwrap();
+        let index = dir.path().join(".engine");
+        let embedder: Arc<dyn Embedder> = Arc::new(crate::HashEmbedder::new(16));
+        let source = crate::ingest::Source::Dir(dir.path().to_path_buf());
+        crate::index::build(&index, &source, &Settings::default(), embedder.as_ref(), &Default::default()).unwrap();
+        let search = |half_life: f32| {
+            let mut settings = Settings::default();
+            settings.search.memory_half_life_days = half_life;
+            let engine = Engine::with_embedder(&index, settings, Some(embedder.clone()), None).unwrap();
+            let mut req = SearchRequest::new("redis sessions expiry", 2, Mode::Hybrid);
+            req.explain = true;
+            engine.search_with(&req).unwrap().results
+        };
+        let off = search(0.0);
+        assert!(off.iter().all(|h| h.explain.as_ref().unwrap().boosts.is_empty()), "off by default");
+        let on = search(30.0);
+        let session = on.iter().find(|h| h.path.contains("old-session")).unwrap();
+        let decision = on.iter().find(|h| h.path.contains("old-decision")).unwrap();
+        assert!(session.explain.as_ref().unwrap().boosts.iter().any(|b| b.starts_with("recency x")), "{session:?}");
+        assert!(decision.explain.as_ref().unwrap().boosts.is_empty(), "decisions do not decay by default");
+        assert_eq!(on[0].path, decision.path, "the decayed record ranks below");
     }
 
     #[test]

@@ -209,7 +209,9 @@ impl<R: BufRead> TranscriptReader<R> {
                                     let is_error = b.get("is_error").and_then(Value::as_bool) == Some(true);
                                     let text = b.get("content").map(plain_text).unwrap_or_default();
                                     let cut = if is_error { ERROR_CHARS } else { OUTPUT_CHARS };
-                                    let text: String = text.chars().take(cut).collect();
+                                    // Redacted whole, then cut: a secret the cut split would no
+                                    // longer match its pattern.
+                                    let text: String = crate::secrets::redacted(&text).chars().take(cut).collect();
                                     let (error, output) =
                                         if is_error { (Some(text), None) } else { (None, Some(text)) };
                                     emit(EventKind::ToolResult {

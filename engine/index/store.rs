@@ -84,6 +84,10 @@ pub struct Meta {
     /// them below the newer record.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub superseded: Vec<(String, String)>,
+    /// When each memory record was created, as (document id, record title, category, seconds
+    /// since the epoch): what `[search] memory_half_life_days` decays by.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub memory_created: Vec<(String, String, String, i64)>,
     /// The `[chunk] memory_max_tokens` memory records were cut with (`None`: before it was
     /// recorded); when the setting changes, the next run cuts them again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -109,6 +113,7 @@ impl Meta {
             graph: false,
             changed: Vec::new(),
             superseded: Vec::new(),
+            memory_created: Vec::new(),
             memory_max_tokens: None,
             docs: BTreeMap::new(),
         }
