@@ -224,6 +224,8 @@ pub fn extract<R: BufRead>(
                 if let (false, "Bash", Some(out)) = (is_error, name.as_str(), output) {
                     let command = input.get("command").and_then(Value::as_str).map(normalise_command);
                     if let Some(task) = command.as_deref().and_then(tracked_task) {
+                        // Redacted whole, then cut: a secret the cut split would no longer match.
+                        let out: String = crate::secrets::redacted(&out).chars().take(config.task_chars).collect();
                         // The fullest view of each task (a later `… | head` shows less of it).
                         let room = tasks.len() < config.max_tasks;
                         match tasks.iter_mut().find(|t| t.0 == task) {
@@ -404,7 +406,7 @@ pub fn extract<R: BufRead>(
 
     // The task as the tracker states it is what the session was asked to build, in the words
     // (names, keys, exact behaviour) a later prompt about that work uses.
-    for (task, ts, text) in tasks.iter().take(config.max_tasks) {
+    for (task, ts, text) in &tasks {
         let first_line = text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
         // Redacted before it is clipped: a cut secret would no longer match its pattern.
         let first_line = crate::secrets::redacted(first_line);

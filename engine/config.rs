@@ -535,8 +535,10 @@ section! {
         /// At most this many names per edited file in the `changes` record.
         names_per_file: usize = 40,
         /// At most this many `task` records (an issue tracker's view of a task the session
-        /// worked on) per capture.
+        /// worked on) per capture…
         max_tasks: usize = 20,
+        /// …each its tracker's output cut to this many characters.
+        task_chars: usize = 8000,
     }
 }
 
@@ -1048,7 +1050,9 @@ impl Validate for HookConfig {
 
 impl Validate for CaptureConfig {
     fn check(&self, c: &mut Check) {
-        for (key, value) in [("title_chars", self.title_chars), ("prompt_chars", self.prompt_chars)] {
+        for (key, value) in
+            [("title_chars", self.title_chars), ("prompt_chars", self.prompt_chars), ("task_chars", self.task_chars)]
+        {
             c.int(key, value, bounds::CHARS);
         }
         for (key, value) in [

@@ -459,34 +459,33 @@ pub fn superseded(records: &[Stored]) -> HashSet<String> {
     out
 }
 
-/// The superseded records among memory documents given as (document id, text): (document id,
-/// record title) pairs, for search to rank below what replaces them.
-pub(crate) fn superseded_in<'a>(docs: impl Iterator<Item = (&'a str, &'a str)>) -> Vec<(String, String)> {
+/// When a memory record was created: (document id, record title, category, seconds since the
+/// epoch).
+pub type CreatedAt = (String, String, String, i64);
+
+/// What search needs to know of the memory documents given as (document id, text), read in one
+/// pass: the superseded records as (document id, record title), for search to rank below what
+/// replaces them; and when each record was created as (document id, record title, category,
+/// seconds since the epoch), for records whose `created` parses, for recency decay.
+pub(crate) fn ranking_facts<'a>(
+    docs: impl Iterator<Item = (&'a str, &'a str)>,
+) -> (Vec<(String, String)>, Vec<CreatedAt>) {
     let all: Vec<Stored> = docs.flat_map(|(doc, text)| stored_in(Path::new(doc), text)).collect();
     let gone = superseded(&all);
-    let mut out: Vec<(String, String)> = all
-        .into_iter()
-        .filter(|s| gone.contains(&s.record.id))
-        .map(|s| (s.path.to_string_lossy().into_owned(), s.record.title))
-        .collect();
-    out.sort();
-    out.dedup();
-    out
-}
-
-/// When each record among memory documents given as (document id, text) was created: (document
-/// id, record title, category, seconds since the epoch), for records whose `created` parses.
-pub(crate) fn created_in<'a>(docs: impl Iterator<Item = (&'a str, &'a str)>) -> Vec<(String, String, String, i64)> {
-    let mut out: Vec<(String, String, String, i64)> = docs
-        .flat_map(|(doc, text)| stored_in(Path::new(doc), text))
+    let doc = |s: &Stored| s.path.to_string_lossy().into_owned();
+    let mut superseded: Vec<(String, String)> =
+        all.iter().filter(|s| gone.contains(&s.record.id)).map(|s| (doc(s), s.record.title.clone())).collect();
+    let mut created: Vec<CreatedAt> = all
+        .iter()
         .filter_map(|s| {
-            let created = parse_time(&s.record.created)?;
-            Some((s.path.to_string_lossy().into_owned(), s.record.title, s.record.category, created))
+            Some((doc(s), s.record.title.clone(), s.record.category.clone(), parse_time(&s.record.created)?))
         })
         .collect();
-    out.sort();
-    out.dedup();
-    out
+    superseded.sort();
+    superseded.dedup();
+    created.sort();
+    created.dedup();
+    (superseded, created)
 }
 
 /// Groups of near-duplicate records (same category, word overlap ≥ `threshold` Jaccard), each

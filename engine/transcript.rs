@@ -17,8 +17,6 @@ pub const MAX_LINE: usize = 4 << 20;
 
 /// How much of a failed tool call's message an [`EventKind::ToolResult`] keeps.
 pub const ERROR_CHARS: usize = 1500;
-/// How much of a successful tool call's output an [`EventKind::ToolResult`] keeps.
-pub const OUTPUT_CHARS: usize = 8000;
 
 /// One thing that happened in a session.
 #[derive(Debug, Clone, PartialEq)]
@@ -54,8 +52,8 @@ pub enum EventKind {
         is_error: bool,
         /// The first [`ERROR_CHARS`] characters of an error's text (`None` when it succeeded).
         error: Option<String>,
-        /// The first [`OUTPUT_CHARS`] characters of a successful call's output (`None` when it
-        /// failed).
+        /// A successful call's output (`None` when it failed): as the transcript has it, neither
+        /// redacted nor cut (what keeps it does both).
         output: Option<String>,
     },
     /// The todo list as the assistant last set it (`TodoWrite`).
@@ -208,12 +206,16 @@ impl<R: BufRead> TranscriptReader<R> {
                                 Some("tool_result") => {
                                     let is_error = b.get("is_error").and_then(Value::as_bool) == Some(true);
                                     let text = b.get("content").map(plain_text).unwrap_or_default();
-                                    let cut = if is_error { ERROR_CHARS } else { OUTPUT_CHARS };
-                                    // Redacted whole, then cut: a secret the cut split would no
-                                    // longer match its pattern.
-                                    let text: String = crate::secrets::redacted(&text).chars().take(cut).collect();
-                                    let (error, output) =
-                                        if is_error { (Some(text), None) } else { (None, Some(text)) };
+                                    let (error, output) = if is_error {
+                                        // Redacted whole, then cut: a secret the cut split would
+                                        // no longer match its pattern.
+                                        (
+                                            Some(crate::secrets::redacted(&text).chars().take(ERROR_CHARS).collect()),
+                                            None,
+                                        )
+                                    } else {
+                                        (None, Some(text))
+                                    };
                                     emit(EventKind::ToolResult {
                                         id: b
                                             .get("tool_use_id")

@@ -244,14 +244,12 @@ pub fn build(
     std::fs::create_dir_all(&text_dir).ctx(|| format!("creating {}", text_dir.display()))?;
     meta.source = Some(source.clone());
     meta.changed = changed.iter().map(|&i| scan.documents[i].id.clone()).collect();
-    let memory_docs = || {
+    (meta.superseded, meta.memory_created) = crate::memory::ranking_facts(
         scan.documents
             .iter()
             .filter(|d| d.kind == crate::ingest::Kind::Memory)
-            .map(|d| (d.id.as_str(), d.text.as_str()))
-    };
-    meta.superseded = crate::memory::superseded_in(memory_docs());
-    meta.memory_created = crate::memory::created_in(memory_docs());
+            .map(|d| (d.id.as_str(), d.text.as_str())),
+    );
 
     // Vectors kept: the previous rows (dropped ones tombstoned while a graph links to them), then
     // the new chunks' cached ones: what the text generation holds. The newly embedded rows are

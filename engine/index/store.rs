@@ -87,7 +87,7 @@ pub struct Meta {
     /// When each memory record was created, as (document id, record title, category, seconds
     /// since the epoch): what `[search] memory_half_life_days` decays by.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub memory_created: Vec<(String, String, String, i64)>,
+    pub memory_created: Vec<crate::memory::CreatedAt>,
     /// The `[chunk] memory_max_tokens` memory records were cut with (`None`: before it was
     /// recorded); when the setting changes, the next run cuts them again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
