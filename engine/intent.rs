@@ -196,37 +196,159 @@ pub(crate) fn classify(query: &str) -> IntentResult {
 
 /// Words a question about a project starts with.
 const QUESTION_WORDS: &[&str] = &[
-    "where", "why", "how", "what", "what's", "which", "who", "whom", "whose", "when", "is", "are", "does", "do", "did",
-    "can", "could", "should", "would", "will", "was", "were", "has", "have",
+    "where", "where's", "why", "how", "how's", "what", "what's", "which", "who", "who's", "whom", "whose", "when",
+    "is", "are", "does", "do", "did", "can", "could", "should", "would", "will", "was", "were", "has", "have",
 ];
-/// Acknowledgements and fillers a turn of a conversation opens with.
-const OPENERS: &[&str] = &[
-    "ok", "okay", "hmm", "thanks", "thank", "great", "nice", "fine", "perfect", "wait", "no", "yes", "yeah", "now",
-    "please", "cool", "alright", "right", "sure", "so", "and", "then", "also", "lgtm", "good", "looks", "sounds",
+/// Acknowledgements and feedback: a clause opening with one is a turn unless a question follows.
+const ACKS: &[&str] = &[
+    "ok", "okay", "hmm", "thanks", "thank", "thx", "great", "nice", "fine", "perfect", "wait", "no", "nope", "yes",
+    "yeah", "yep", "cool", "alright", "sure", "lgtm", "good", "looks", "sounds", "awesome", "ugh", "oops", "that's",
+    "thats",
 ];
-/// Words that point into the conversation rather than the project: what was just done, by whom.
-const DEICTIC: &[&str] = &[
-    "that", "it", "this", "those", "these", "again", "you", "you're", "your", "me", "just", "instead", "same", "still",
-    "too", "we", "let's", "us",
+/// Connectives say nothing of their own: the rest of the clause decides.
+const CONNECTIVES: &[&str] = &["now", "please", "so", "and", "then", "also", "right", "but"];
+/// Words that point back into the session wherever they stand.
+const SESSION_WORDS: &[&str] = &["again", "still", "instead", "same", "you", "you're", "your", "yourself", "let's"];
+/// The session's work as the object of a leading verb: "revert it", "add a changelog entry for this".
+const OBJECTS: &[&str] = &["it", "that", "this", "those", "these", "them", "everything", "all", "ahead", "going", "on"];
+/// Verbs a developer directs the assistant's work with.
+const VERBS: &[&str] = &[
+    "run", "rerun", "re-run", "commit", "push", "pull", "revert", "undo", "redo", "squash", "rebase", "merge",
+    "rename", "stop", "restart", "retry", "try", "continue", "keep", "format", "lint", "clean", "cleanup", "delete",
+    "remove", "drop", "bump", "add", "update", "change", "fix", "move", "rewrite", "refactor", "split", "simplify",
+    "shorten", "make", "do", "go", "close", "finish", "proceed", "ship", "tidy", "document", "amend", "reword",
+    "start", "kill", "apply", "use", "write", "put", "open", "check", "build", "install", "deploy", "show", "stash",
 ];
+/// Acts on the session's own work whatever their object.
+const SESSION_VERBS: &[&str] = &[
+    "commit",
+    "push",
+    "rebase",
+    "squash",
+    "stash",
+    "cherry-pick",
+    "amend",
+    "revert",
+    "undo",
+    "redo",
+    "rerun",
+    "re-run",
+    "continue",
+    "proceed",
+    "git",
+];
+/// The session's tooling rather than the project's subject matter.
+const TOOLING: &[&str] = &[
+    "tests",
+    "test",
+    "suite",
+    "branch",
+    "commit",
+    "commits",
+    "pr",
+    "prs",
+    "diff",
+    "linter",
+    "lint",
+    "formatter",
+    "clippy",
+    "rustfmt",
+    "prettier",
+    "eslint",
+    "black",
+    "ruff",
+    "mypy",
+    "flake8",
+    "gofmt",
+    "server",
+    "changes",
+    "change",
+    "ci",
+    "pipeline",
+    "build",
+];
+/// What a request for knowledge asks the assistant to do: "can you explain how…" is a question.
+const INFORMATIONAL: &[&str] = &["explain", "tell", "describe", "find", "help", "point", "remind", "walk", "clarify"];
 
-/// Whether a prompt reads as a turn of the conversation rather than a question about the
-/// project: not a question (no `?`, no question word first) and either opening with an
-/// acknowledgement ("ok", "thanks", "looks good") or pointing back into the session ("that",
-/// "again", "what you just did"). A form signal only: abstention weighs it with the evidence,
-/// since "fix the flaky upload test again" is both.
+/// Whether a prompt reads as a turn of the conversation (an instruction about the session's own
+/// work, an acknowledgement, a follow-up on what the assistant did) rather than a request for
+/// what the project knows. Clause by clause: a clause is a question when it opens with a question
+/// word or asks the assistant to explain; a turn when it opens with an acknowledgement, an act on
+/// the session's work ("commit", "revert", "git"), asks the assistant to act on it ("can you squash
+/// those"), says "please", points back into the session ("again", "same", "you") or directs a verb
+/// at the session's work or tooling ("rename that", "run the tests"). The prompt is a turn when
+/// some clause is one and none is a question. A form signal only: abstention weighs it with the
+/// evidence, since "fix the flaky upload test again" is both. Measured on `golden/turns.tsv`, a
+/// set written blind (`tests/intent.rs`).
 pub(crate) fn conversational(query: &str) -> bool {
-    if query.contains('?') {
+    let lower = query.to_lowercase();
+    let all = words(&lower);
+    if all.is_empty() {
         return false;
     }
-    let lower = query.to_lowercase();
-    let words: Vec<&str> = lower.split(|c: char| !c.is_alphanumeric() && c != '\'').filter(|w| !w.is_empty()).collect();
-    match words.first() {
-        None => false,
-        Some(w) if QUESTION_WORDS.contains(w) => false,
-        Some(w) if OPENERS.contains(w) => true,
-        Some(_) => words.iter().any(|w| DEICTIC.contains(w)),
+    // "what did you change?", "have you run it": about the assistant's own acts.
+    if all.windows(2).any(|w| matches!(w[0], "did" | "have" | "were") && matches!(w[1], "you" | "u")) {
+        return true;
     }
+    let kinds: Vec<Option<Clause>> = lower
+        .split([',', ';', ':', '.', '!', '?'])
+        .flat_map(|c| c.split(" and "))
+        .flat_map(|c| c.split(" then "))
+        .map(|c| clause(&words(c)))
+        .collect();
+    // A question mark asks about the project unless the prompt opens with a turn ("did it pass?").
+    if query.contains('?') && kinds.first() != Some(&Some(Clause::Turn)) {
+        return false;
+    }
+    !kinds.contains(&Some(Clause::Question)) && kinds.contains(&Some(Clause::Turn))
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Clause {
+    Question,
+    Turn,
+}
+
+fn words(text: &str) -> Vec<&str> {
+    text.split(|c: char| !c.is_alphanumeric() && c != '\'' && c != '-')
+        .filter(|w| w.chars().any(char::is_alphanumeric))
+        .collect()
+}
+
+/// What one clause of a prompt is, if its form says.
+fn clause(mut w: &[&str]) -> Option<Clause> {
+    while w.first().is_some_and(|x| CONNECTIVES.contains(x)) {
+        w = &w[1..];
+    }
+    let first = *w.first()?;
+    let second = w.get(1).copied();
+    if ACKS.contains(&first) {
+        return match clause(&w[1..]) {
+            Some(Clause::Question) => Some(Clause::Question),
+            _ => Some(Clause::Turn),
+        };
+    }
+    if matches!(first, "can" | "could" | "would" | "will") && matches!(second, Some("you" | "u")) {
+        return match w.get(2) {
+            Some(verb) if !INFORMATIONAL.contains(verb) => clause(&w[2..]),
+            _ => Some(Clause::Question),
+        };
+    }
+    if matches!(first, "did" | "have") && matches!(second, Some("it" | "that" | "this")) {
+        return Some(Clause::Turn);
+    }
+    if QUESTION_WORDS.contains(&first) {
+        return Some(Clause::Question);
+    }
+    let directed = VERBS.contains(&first)
+        && (second.is_some_and(|x| OBJECTS.contains(&x))
+            || w.last().is_some_and(|x| OBJECTS.contains(x))
+            || w[1..].iter().any(|x| TOOLING.contains(x)));
+    let turn = SESSION_VERBS.contains(&first)
+        || (w.contains(&"please") && !INFORMATIONAL.contains(&first))
+        || w.iter().any(|x| SESSION_WORDS.contains(x))
+        || directed;
+    turn.then_some(Clause::Turn)
 }
 
 /// Whether a query is about tests, benchmarks or fixtures, so files of that kind are what it wants.
@@ -287,18 +409,54 @@ mod tests {
 
     #[test]
     fn session_turns_are_told_from_questions() {
-        for p in
-            ["ok rerun the whole suite", "revert what you just did", "thanks, that works now", "rename that helper"]
-        {
+        for p in [
+            "ok rerun the whole suite",
+            "revert what you just did",
+            "thanks, that works now",
+            "rename that helper",
+            "can you squash those commits into one",
+            "nice, push the branch and open a pr",
+            "did it pass?",
+            "git stash this for now",
+        ] {
             assert!(conversational(p), "{p}");
         }
-        for p in
-            ["where is the help width decided", "why does it sleep on exit?", "flaky upload test", "option prompts"]
-        {
+        for p in [
+            "where is the help width decided",
+            "why does it sleep on exit?",
+            "flaky upload test",
+            "option prompts",
+            "can you explain how the token refresh works",
+            "ok so how are migrations run in ci",
+            "option that asks the user if they didn't pass it",
+            "retry a card charge without charging twice",
+        ] {
             assert!(!conversational(p), "{p}");
         }
         assert!(about_tests("how do I simulate input in a unit test") && about_tests("benchmarks of the parser"));
         assert!(!about_tests("where is the latest version decided") && !about_tests("contest entry"));
+    }
+
+    /// The blind set `golden/turns.tsv` (80 turns, 80 questions, written without seeing this
+    /// classifier; many of its questions are imperatives and many of its turns have no
+    /// acknowledgement): the classifier must catch most turns while rarely calling a question one.
+    #[test]
+    fn the_blind_set_of_turns_and_questions_is_told_apart() {
+        let (mut turns, mut caught, mut questions, mut false_alarms) = (0, 0, 0, 0);
+        let text = include_str!("../golden/turns.tsv");
+        for line in text.lines().filter(|l| !l.starts_with('#')).skip(1) {
+            let (label, prompt) = line.split_once('\t').expect("label<TAB>prompt");
+            let says = conversational(prompt);
+            match label {
+                "turn" => (turns, caught) = (turns + 1, caught + usize::from(says)),
+                "question" => (questions, false_alarms) = (questions + 1, false_alarms + usize::from(says)),
+                other => panic!("unknown label {other}"),
+            }
+        }
+        assert_eq!((turns, questions), (80, 80));
+        eprintln!("turns caught {caught}/{turns}, questions called turns {false_alarms}/{questions}");
+        assert!(caught >= 64, "turns caught {caught}/{turns}");
+        assert!(false_alarms <= 8, "questions called turns {false_alarms}/{questions}");
     }
 
     #[test]
