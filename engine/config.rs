@@ -264,6 +264,10 @@ section! {
         /// the answering file within the first three files for 83 / 88 / 88 / 88% of dev prompts,
         /// 76% at 1.0); 1.0 turns it off.
         test_factor: f32 = 0.8,
+        /// Factor for every file that is not a test, benchmark or fixture when the query is about
+        /// tests ([`crate::intent::about_tests`]): "which test covers…" wants the test, and the
+        /// code under test shares its words. 1.0 turns it off.
+        non_test_factor: f32 = 0.7,
         /// A leg whose mixed weight is below this share of the strongest leg's is dropped: under
         /// RRF's flat curve a 0.12 lexical weight still let BM25's top hit jump ten vector ranks.
         /// CoSQA dev MRR@10 .507 → .537 (0.20: .523; 0.30: same as 0.25); golden dev sets and
@@ -933,6 +937,7 @@ impl Validate for FuseConfig {
         c.float("consensus_quality_weight", self.consensus_quality_weight, 0.0..=1.0);
         c.positive("expansion_boost", self.expansion_boost, max);
         c.positive("test_factor", self.test_factor, max);
+        c.positive("non_test_factor", self.non_test_factor, max);
         c.float("min_weight_ratio", self.min_weight_ratio, 0.0..=1.0);
         c.int("learned_depth", self.learned_depth, bounds::TOP_N);
         if self.learned_weights.len() != LEARNED_FEATURES {

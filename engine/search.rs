@@ -531,8 +531,12 @@ impl Engine {
             if expansion_match(intent, &c.hit) {
                 c.boost(fuse.expansion_boost, "expansion");
             }
-            if fuse.test_factor != 1.0 && !intent.about_tests && crate::ingest::is_test_path(&c.hit.path) {
+            let test = crate::ingest::is_test_path(&c.hit.path);
+            if fuse.test_factor != 1.0 && !intent.about_tests && test {
                 c.boost(fuse.test_factor, "test file");
+            }
+            if fuse.non_test_factor != 1.0 && intent.about_tests && !test {
+                c.boost(fuse.non_test_factor, "not a test file");
             }
             if c.hit.kind == "memory"
                 && self.meta.superseded.iter().any(|(doc, title)| *doc == c.hit.doc && *title == c.hit.title)

@@ -210,7 +210,7 @@ fn config_check_names_bad_keys_and_their_fallbacks() {
 }
 
 #[test]
-fn test_files_yield_to_the_code_they_test_unless_the_question_is_about_tests() {
+fn test_files_yield_to_the_code_they_test_unless_the_question_is_about_tests_and_then_the_code_yields() {
     let dir = tempfile::tempdir().unwrap();
     let files = [
         (
@@ -243,4 +243,23 @@ fn test_files_yield_to_the_code_they_test_unless_the_question_is_about_tests() {
     assert_eq!(first(how, &["--config", off.to_str().unwrap()]), "tests/test_dates.py");
     assert_eq!(first(how, &[]), "src/dates.py");
     assert_eq!(first("which tests check that an invalid month raises ValueError", &[]), "tests/test_dates.py");
+
+    // A question about tests wants the test: the code it tests yields ([fuse] non_test_factor).
+    std::fs::write(dir.path().join("keep.toml"), "[fuse]\nnon_test_factor = 1.0\n").unwrap();
+    let keep = dir.path().join("keep.toml");
+    let ranked = |extra: &[&str]| {
+        let q = "is there a test for parsing an ISO 8601 date into a year, month, day tuple";
+        let mut args = vec!["search", q, "--json", "--index", idx.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        let (code, out, err) = engine(&args, None);
+        assert_eq!(code, 0, "{err}");
+        let v = json(&out);
+        let hits = v["results"].as_array().unwrap().clone();
+        let code_at = hits.iter().position(|h| h["path"] == "src/dates.py").expect("the code is found");
+        (code_at, hits[code_at]["score"].as_f64().unwrap())
+    };
+    let (at, score) = ranked(&[]);
+    let (at_kept, score_kept) = ranked(&["--config", keep.to_str().unwrap()]);
+    assert!(at >= 2 && at >= at_kept, "the code at {at} (without the factor {at_kept})");
+    assert!(score < 0.75 * score_kept, "{score} against {score_kept}");
 }
