@@ -59,7 +59,7 @@ pub struct Explain {
 pub struct LearnedExplain {
     /// Each feature's name and value.
     pub features: Vec<(&'static str, f32)>,
-    /// The model's probability that the hit is relevant.
+    /// The model's probability that the hit is relevant; the hit's score is it times the boosts.
     pub probability: f32,
 }
 

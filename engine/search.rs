@@ -196,6 +196,8 @@ struct Candidate {
     hit: Hit,
     address: ChunkAddress,
     boosts: Vec<String>,
+    /// The product of the boosts' factors.
+    factor: f32,
     logit: Option<f32>,
     /// The learned fusion's inputs and probability, when it ordered the candidates.
     learned: Option<([f32; fuse::FEATURES.len()], f32)>,
@@ -204,6 +206,7 @@ struct Candidate {
 impl Candidate {
     fn boost(&mut self, factor: f32, why: &str) {
         self.fused.score *= factor;
+        self.factor *= factor;
         self.boosts.push(format!("{why} x{factor}"));
     }
 }
@@ -524,7 +527,15 @@ impl Engine {
                 continue;
             };
             let hit = snapshot.load(address, fused.key)?;
-            candidates.push(Candidate { fused, hit, address, boosts: Vec::new(), logit: None, learned: None });
+            candidates.push(Candidate {
+                fused,
+                hit,
+                address,
+                boosts: Vec::new(),
+                factor: 1.0,
+                logit: None,
+                learned: None,
+            });
         }
         let fuse = &self.settings.fuse;
         for c in candidates.iter_mut() {
@@ -603,7 +614,9 @@ impl Engine {
             .collect();
         for (c, x) in candidates.iter_mut().zip(fuse::learned_features(&signals, intent)) {
             let p = fuse::learned_probability(&x, &self.settings.fuse);
-            (c.fused.score, c.hit.score) = (p, p);
+            // The boosts (tests, expansion matches, superseded records) are rules the model
+            // never saw as features; they hold for its order as they hold for RRF's.
+            (c.fused.score, c.hit.score) = (p * c.factor, p * c.factor);
             c.learned = Some((x, p));
         }
         candidates.sort_by(|a, b| b.fused.score.total_cmp(&a.fused.score).then(a.fused.key.cmp(&b.fused.key)));
@@ -890,6 +903,12 @@ mod tests {
         )
         .unwrap();
         std::fs::write(dir.path().join("notes.txt"), "Redis holds the queue; sessions are elsewhere.\n").unwrap();
+        std::fs::create_dir(dir.path().join("tests")).unwrap();
+        std::fs::write(
+            dir.path().join("tests/test_cache.py"),
+            "def test_cached_sessions_expire():\n    assert cache.expired(session)\n",
+        )
+        .unwrap();
         let index = dir.path().join(".engine");
         let embedder: Arc<dyn Embedder> = Arc::new(crate::HashEmbedder::new(16));
         let source = crate::ingest::Source::Dir(dir.path().to_path_buf());
@@ -909,12 +928,24 @@ mod tests {
             from_postings.iter().any(|f| f.iter().any(|x| *x)) && from_postings.iter().any(|f| !f.iter().all(|x| *x))
         );
 
-        let mut req = SearchRequest::new("how do cached sessions expire?", 3, Mode::Hybrid);
+        let mut req = SearchRequest::new("how do cached sessions expire?", 4, Mode::Hybrid);
         req.explain = true;
         let r = engine.search_with(&req).unwrap();
         let explained = r.results[0].explain.as_ref().and_then(|e| e.learned.as_ref()).expect("learned features");
         assert_eq!(explained.features.len(), fuse::FEATURES.len());
-        assert_eq!(explained.probability, r.results[0].score, "the probability is the score it is ranked by");
+        // The score it is ranked by is the probability times the boosts' factors: a test file,
+        // the query not being about tests, keeps [fuse] test_factor (0.8) under learned fusion too.
+        for hit in &r.results {
+            let explain = hit.explain.as_ref().unwrap();
+            let probability = explain.learned.as_ref().unwrap().probability;
+            if hit.path.starts_with("tests/") {
+                assert_eq!(explain.boosts, ["test file x0.8"], "{hit:?}");
+                assert!((hit.score - probability * 0.8).abs() < 1e-6, "{hit:?}");
+            } else {
+                assert!(explain.boosts.is_empty() && hit.score == probability, "{hit:?}");
+            }
+        }
+        assert!(r.results.iter().any(|h| h.path.starts_with("tests/")), "{:?}", r.results);
         let coverage = explained.features.iter().find(|(n, _)| *n == "coverage").unwrap().1;
         assert!(coverage > 0.0 && coverage <= 1.0, "{coverage}");
     }

@@ -18,13 +18,16 @@ features computed from what the legs already returned (no model call), scored pe
 A golden file gives its sets' dev halves to fitting and their held-out halves to reporting.
 With --leave-one-out, each collection of --train is also left out in turn: the model is fitted on
 the others and measured on that collection's reported queries (SciFact test for SciFact train, a
-golden set's held-out half for its dev half).
+golden set's held-out half for its dev half). With --loco-dir DIR it also writes DIR/<collection>.toml
+(`[fuse] method = "learned"` with the fit without that collection), so `engine --config
+DIR/click.toml eval --golden golden/click --split held-out` measures it in the engine.
 
 Prints the fitted weights (also as the `[fuse]` section `method = "learned"` reads) and, per
 file, nDCG@10 and MRR@10 of the RRF order and of the learned order. Pure Python: no packages needed.
 """
 import json
 import math
+import os
 import sys
 
 import logistic
@@ -139,8 +142,15 @@ def main(args):
         print("\nLeave one collection out (fitted on every other --train collection):\n")
         print("| left out | reported on | n | RRF nDCG@10 | RRF MRR@10 | learned nDCG@10 | learned MRR@10 |")
         print("|---|---|---|---|---|---|---|")
+        loco_dir = args[args.index("--loco-dir") + 1] if "--loco-dir" in args else None
         for out in sorted({base(n) for n in fitted}):
             w, b = fit([row for n, rows in fitted.items() if base(n) != out for row in rows])
+            if loco_dir:
+                os.makedirs(loco_dir, exist_ok=True)
+                with open(os.path.join(loco_dir, f"{out}.toml"), "w") as f:
+                    f.write(f"# [fuse] learned fusion fitted on every --train collection but {out}\n[fuse]\n"
+                            f"method = \"learned\"\nlearned_weights = [{', '.join(f'{x:.4f}' for x in w)}]\n"
+                            f"learned_bias = {b:.4f}\n")
             score = lambda x, w=w: sum(a * c for a, c in zip(w, x))
             for name, rows in reported.items():
                 if base(name) == out:
