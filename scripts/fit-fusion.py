@@ -121,8 +121,9 @@ def main(args):
         sys.exit(__doc__)
     t, r = args.index("--train"), args.index("--report")
     upto = lambda i, j: args[i + 1:j if j > i else None]
-    train = [p for p in upto(t, r) if not p.startswith("--")]
-    report = [p for p in upto(r, t) if not p.startswith("--")]
+    loco_dir = args[args.index("--loco-dir") + 1] if "--loco-dir" in args else None
+    files = lambda paths: [p for p in paths if not p.startswith("--") and p != loco_dir]
+    train, report = files(upto(t, r)), files(upto(r, t))
     fitted = {name: rows for p in train for name, rows in load(p, True).items()}
     weights, bias = fit([row for rows in fitted.values() for row in rows])
     print("fitted on " + ", ".join(f"{n} ({len(r)})" for n, r in fitted.items()) + ":")
@@ -142,7 +143,6 @@ def main(args):
         print("\nLeave one collection out (fitted on every other --train collection):\n")
         print("| left out | reported on | n | RRF nDCG@10 | RRF MRR@10 | learned nDCG@10 | learned MRR@10 |")
         print("|---|---|---|---|---|---|---|")
-        loco_dir = args[args.index("--loco-dir") + 1] if "--loco-dir" in args else None
         for out in sorted({base(n) for n in fitted}):
             w, b = fit([row for n, rows in fitted.items() if base(n) != out for row in rows])
             if loco_dir:
