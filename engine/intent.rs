@@ -183,8 +183,12 @@ pub(crate) fn classify(query: &str) -> IntentResult {
     let sum: f32 = exps.iter().sum();
     let probabilities: Vec<(Intent, f32)> = INTENTS.iter().zip(&exps).map(|(i, e)| (*i, e / sum)).collect();
     let top = probabilities.iter().max_by(|a, b| a.1.total_cmp(&b.1)).map(|(i, _)| *i).unwrap_or(Intent::Balanced);
-    // A prompt that names a symbol, path or module asks about the project ("push_branch").
-    let conversational = symbols.is_empty() && paths.is_empty() && modules.is_empty() && conversational(query);
+    // A prompt that opens with a symbol, path or module asks about the project ("push_branch",
+    // "Commit::amend"); one that names it later may still be a turn ("rerun test_upload again").
+    let opening = query.split_whitespace().next().unwrap_or("").trim_matches(|c: char| !c.is_alphanumeric());
+    let named = |names: &[String]| names.iter().any(|n| !n.is_empty() && opening.contains(n.as_str()));
+    let identifier = opening.contains(['_', '/', '(']) || opening.contains("::") || opening.contains('.');
+    let conversational = !(identifier || named(&symbols) || named(&paths) || named(&modules)) && conversational(query);
     IntentResult { probabilities, top, symbols, paths, modules, conversational, about_tests: about_tests(query) }
 }
 
@@ -193,18 +197,22 @@ const QUESTION_WORDS: &[&str] = &[
     "where", "where's", "why", "how", "how's", "what", "what's", "which", "who", "who's", "whom", "whose", "when",
     "is", "are", "does", "do", "did", "can", "could", "should", "would", "will", "was", "were", "has", "have",
 ];
-/// Acknowledgements and feedback: a clause opening with one is a turn unless a question follows.
+/// Acknowledgements: a clause opening with one is a turn unless a question follows.
 const ACKS: &[&str] = &[
-    "ok", "okay", "hmm", "thanks", "thank", "thx", "great", "nice", "fine", "perfect", "wait", "no", "nope", "yes",
-    "yeah", "yep", "cool", "alright", "sure", "lgtm", "good", "looks", "sounds", "awesome", "ugh", "oops", "that's",
-    "thats",
+    "ok", "okay", "hmm", "thanks", "thank", "thx", "great", "nice", "perfect", "nope", "yes", "yeah", "yep", "cool",
+    "alright", "lgtm", "awesome", "ugh", "oops", "hey", "hi",
 ];
+/// Words that are feedback only in a short clause ("looks good", "no", "that's weird"), not when
+/// they open a longer one ("good practices for…", "no module named yaml").
+const SHORT_ACKS: &[&str] = &["no", "good", "looks", "sounds", "sure", "fine", "wait", "right", "that's", "thats"];
 /// Connectives say nothing of their own: the rest of the clause decides.
 const CONNECTIVES: &[&str] = &["now", "please", "so", "and", "then", "also", "right", "but"];
-/// Words that point back into the session wherever they stand.
+/// Words that point back into the session when they open a clause or follow a leading verb
+/// ("still failing", "run it again"); elsewhere they also describe bugs ("…still fail after…").
 const SESSION_WORDS: &[&str] = &["again", "still", "instead", "same", "you", "you're", "your", "yourself", "let's"];
 /// The session's work as the object of a leading verb: "revert it", "add a changelog entry for this".
-const OBJECTS: &[&str] = &["it", "that", "this", "those", "these", "them", "everything", "all", "ahead", "going", "on"];
+const OBJECTS: &[&str] =
+    &["it", "that", "this", "those", "these", "them", "everything", "all", "ahead", "going", "on", "up"];
 /// Verbs a developer directs the assistant's work with.
 const VERBS: &[&str] = &[
     "run", "rerun", "re-run", "commit", "push", "pull", "revert", "undo", "redo", "squash", "rebase", "merge",
@@ -231,19 +239,17 @@ const SESSION_VERBS: &[&str] = &[
     "proceed",
     "git",
 ];
-/// The session's tooling rather than the project's subject matter.
+/// The session's tooling, never the project's subject matter ("server", "test" or "build" can be).
 const TOOLING: &[&str] = &[
     "tests",
-    "test",
     "suite",
     "branch",
-    "commit",
     "commits",
     "pr",
     "prs",
     "diff",
-    "linter",
     "lint",
+    "linter",
     "formatter",
     "clippy",
     "rustfmt",
@@ -254,49 +260,55 @@ const TOOLING: &[&str] = &[
     "mypy",
     "flake8",
     "gofmt",
-    "server",
     "changes",
-    "change",
-    "ci",
-    "pipeline",
-    "build",
 ];
+/// After "you", what says the assistant did something ("what you did", "the change you made").
+const YOU_DID: &[&str] =
+    &["did", "made", "wrote", "just", "ran", "broke", "said", "had", "put", "left", "forgot", "meant"];
+/// What "run" is asked to run in a session: "run only the failing test", "rerun the build".
+const RUNNABLE: &[&str] =
+    &["test", "tests", "suite", "bench", "benches", "benchmarks", "build", "ci", "server", "app", "lint", "linter"];
 /// What a request for knowledge asks the assistant to do: "can you explain how…" is a question.
 const INFORMATIONAL: &[&str] = &["explain", "tell", "describe", "find", "help", "point", "remind", "walk", "clarify"];
 
 /// Whether a prompt reads as a turn of the conversation (an instruction about the session's own
 /// work, an acknowledgement, a follow-up on what the assistant did) rather than a request for
-/// what the project knows. Clause by clause: a clause is a question when it opens with a question
-/// word or asks the assistant to explain; a turn when it opens with an acknowledgement, an act on
-/// the session's work ("commit", "revert", "git"), asks the assistant to act on it ("can you squash
-/// those"), says "please", points back into the session ("again", "same", "you") or directs a verb
-/// at the session's work or tooling ("rename that", "run the tests"). The prompt is a turn when
-/// some clause is one and none is a question. A form signal only: abstention weighs it with the
-/// evidence, since "fix the flaky upload test again" is both. Measured on `golden/turns.tsv`, a
-/// set written blind (`tests/intent.rs`).
+/// what the project knows. Quoted text (an error message) is left out. A prompt about what the
+/// assistant did ("what did you change?", "have you run it", "the change you made") is a turn.
+/// Otherwise clause by clause (split at punctuation, new lines, "and", "then"): a clause is a
+/// question when it opens
+/// with a question word or asks the assistant to explain; a turn when it opens with an
+/// acknowledgement, an act on the session's work ("commit", "revert", "git"), asks the assistant
+/// to act on it ("can you squash those"), says "please" (unless it asks to explain), points back
+/// into the session at its start or after a leading verb ("still failing", "run it again"), or
+/// directs a verb at the session's work or tooling ("rename that", "run the tests"). The prompt
+/// is a turn when some clause is one and none is a question; with a question mark, only when its
+/// first clause that says anything is a turn ("did it pass?"). A form signal only: abstention
+/// weighs it with the evidence, since "fix the flaky upload test again" is both. Held to
+/// `golden/turns.tsv`, a set written blind (the test below).
 pub(crate) fn conversational(query: &str) -> bool {
-    let lower = query.to_lowercase();
+    let lower = unquoted(&query.to_lowercase().replace('\u{2019}', "'"));
     let all = words(&lower);
     if all.is_empty() {
         return false;
     }
-    // "what did you change?", "have you run it": about the assistant's own acts.
-    if all.windows(2).any(|w| matches!(w[0], "did" | "have" | "were") && matches!(w[1], "you" | "u")) {
+    let asked = |w: &[&str]| matches!(w[0], "did" | "have" | "were") && matches!(w[1], "you" | "u");
+    let told = |w: &[&str]| matches!(w[0], "you" | "u") && (w[1].ends_with("ed") || YOU_DID.contains(&w[1]));
+    if all.windows(2).any(|w| asked(w) || told(w)) {
         return true;
     }
     // "parser.rs" and "Store::open" are one word, "done. now…" and "look: …" two clauses.
     let clauses = lower.trim_end_matches(['.', ':']).replace(". ", ", ").replace(": ", ", ");
-    let kinds: Vec<Option<Clause>> = clauses
-        .split([',', ';', '!', '?'])
+    let kinds: Vec<Clause> = clauses
+        .split([',', ';', '!', '?', '\n'])
         .flat_map(|c| c.split(" and "))
         .flat_map(|c| c.split(" then "))
-        .map(|c| clause(&words(c)))
+        .filter_map(|c| clause(&words(c)))
         .collect();
-    // A question mark asks about the project unless the prompt opens with a turn ("did it pass?").
-    if query.contains('?') && kinds.first() != Some(&Some(Clause::Turn)) {
+    if lower.contains('?') && kinds.first() != Some(&Clause::Turn) {
         return false;
     }
-    !kinds.contains(&Some(Clause::Question)) && kinds.contains(&Some(Clause::Turn))
+    !kinds.contains(&Clause::Question) && kinds.contains(&Clause::Turn)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -305,44 +317,83 @@ enum Clause {
     Turn,
 }
 
+/// The text without what it quotes ("…", `…`): an error message's words are not the user's.
+fn unquoted(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut open: Option<char> = None;
+    for c in text.chars() {
+        match (open, c) {
+            (None, '"' | '`' | '\u{201c}') => open = Some(if c == '\u{201c}' { '\u{201d}' } else { c }),
+            (Some(close), _) if c == close => open = None,
+            (None, _) => out.push(c),
+            _ => {}
+        }
+    }
+    out
+}
+
 fn words(text: &str) -> Vec<&str> {
     text.split(|c: char| !c.is_alphanumeric() && !matches!(c, '\'' | '-' | '_'))
         .filter(|w| w.chars().any(char::is_alphanumeric))
         .collect()
 }
 
+/// A hyphenated word as the lists know it: "force-push" acts as "push".
+fn head(word: &str) -> &str {
+    if VERBS.contains(&word) || SESSION_VERBS.contains(&word) {
+        word
+    } else {
+        word.rsplit('-').next().unwrap_or(word)
+    }
+}
+
 /// What one clause of a prompt is, if its form says.
 fn clause(mut w: &[&str]) -> Option<Clause> {
-    while w.first().is_some_and(|x| CONNECTIVES.contains(x)) {
-        w = &w[1..];
+    let please = w.contains(&"please");
+    // Leading acknowledgements and requests are peeled off in a loop (no recursion on long input).
+    let mut acknowledged = false;
+    loop {
+        while w.first().is_some_and(|x| CONNECTIVES.contains(x)) {
+            w = &w[1..];
+        }
+        let Some(&first) = w.first() else {
+            return acknowledged.then_some(Clause::Turn);
+        };
+        if ACKS.contains(&first) || (SHORT_ACKS.contains(&first) && w.len() <= 3) {
+            acknowledged = true;
+            w = &w[1..];
+            continue;
+        }
+        if matches!(first, "can" | "could" | "would" | "will") && matches!(w.get(1), Some(&("you" | "u"))) {
+            match w.get(2) {
+                Some(verb) if !INFORMATIONAL.contains(verb) => {
+                    w = &w[2..];
+                    continue;
+                }
+                _ => return Some(Clause::Question),
+            }
+        }
+        break;
     }
-    let first = *w.first()?;
+    let first = head(w[0]);
     let second = w.get(1).copied();
-    if ACKS.contains(&first) {
-        return match clause(&w[1..]) {
-            Some(Clause::Question) => Some(Clause::Question),
-            _ => Some(Clause::Turn),
-        };
-    }
-    if matches!(first, "can" | "could" | "would" | "will") && matches!(second, Some("you" | "u")) {
-        return match w.get(2) {
-            Some(verb) if !INFORMATIONAL.contains(verb) => clause(&w[2..]),
-            _ => Some(Clause::Question),
-        };
-    }
-    if matches!(first, "did" | "have") && matches!(second, Some("it" | "that" | "this")) {
+    if matches!(first, "did" | "have") && matches!(second, Some("it" | "that" | "this")) && w.len() <= 3 {
         return Some(Clause::Turn);
     }
     if QUESTION_WORDS.contains(&first) {
         return Some(Clause::Question);
     }
-    let directed = VERBS.contains(&first)
+    let verb = VERBS.contains(&first) || SESSION_VERBS.contains(&first);
+    let directed = verb
         && (second.is_some_and(|x| OBJECTS.contains(&x))
             || w.last().is_some_and(|x| OBJECTS.contains(x))
-            || w[1..].iter().any(|x| TOOLING.contains(x)));
-    let turn = SESSION_VERBS.contains(&first)
-        || (w.contains(&"please") && !INFORMATIONAL.contains(&first))
-        || w.iter().any(|x| SESSION_WORDS.contains(x))
+            || w[1..].iter().any(|x| TOOLING.contains(x))
+            || (matches!(first, "run" | "rerun" | "re-run") && w[1..].iter().any(|x| RUNNABLE.contains(x))));
+    let turn = acknowledged
+        || SESSION_VERBS.contains(&first)
+        || (please && !INFORMATIONAL.contains(&first))
+        || SESSION_WORDS.contains(&first)
+        || (verb && w.iter().any(|x| SESSION_WORDS.contains(x)))
         || directed;
     turn.then_some(Clause::Turn)
 }
@@ -414,6 +465,14 @@ mod tests {
             "nice, push the branch and open a pr",
             "did it pass?",
             "git stash this for now",
+            "push the branch to GitHub",
+            "rerun test_upload_retry again",
+            "hey, did it pass?",
+            "that’s weird, it worked a minute ago",
+            "force-push the branch",
+            "looks good",
+            "please add a changelog entry",
+            "ok ".repeat(5000).as_str(),
         ] {
             assert!(classify(p).conversational, "{p}");
         }
@@ -430,6 +489,17 @@ mod tests {
             "Commit::amend",
             "revert_all in commit.rs",
             "squash merges: where are they handled",
+            "the cli panics when you pass no args",
+            "the logger writes to stderr instead of the file",
+            "uploads still fail with a 413 after the nginx change",
+            "good practices for error handling in the api",
+            "looks like uploads fail with a 413 on large files",
+            "no module named yaml when importing the exporter",
+            "keep alive timeout for the http server",
+            "open file limit in the server",
+            "check test coverage for the parser",
+            "did this function always return None on empty input?",
+            "cargo says \"did you mean `Builder`?\" when I build the config",
         ] {
             assert!(!classify(p).conversational, "{p}");
         }
@@ -439,24 +509,31 @@ mod tests {
 
     /// The blind set `golden/turns.tsv` (80 turns, 80 questions, written without seeing this
     /// classifier; many of its questions are imperatives and many of its turns have no
-    /// acknowledgement): the classifier must catch most turns while rarely calling a question one.
+    /// acknowledgement): the classifier must catch most turns while rarely calling a question
+    /// one. Only the dev half's (odd lines') errors were read while writing the rules, so the
+    /// held-out half (even lines) is held to its own bar.
     #[test]
     fn the_blind_set_of_turns_and_questions_is_told_apart() {
-        let (mut turns, mut caught, mut questions, mut false_alarms) = (0, 0, 0, 0);
+        // [half][label]: (prompts, called turns); half 0 = dev, label 0 = turn.
+        let mut counts = [[(0, 0); 2]; 2];
         let text = include_str!("../golden/turns.tsv");
-        for line in text.lines().filter(|l| !l.starts_with('#')).skip(1) {
+        for (i, line) in text.lines().filter(|l| !l.starts_with('#')).skip(1).enumerate() {
             let (label, prompt) = line.split_once('\t').expect("label<TAB>prompt");
-            let says = classify(prompt).conversational;
-            match label {
-                "turn" => (turns, caught) = (turns + 1, caught + usize::from(says)),
-                "question" => (questions, false_alarms) = (questions + 1, false_alarms + usize::from(says)),
+            let says = usize::from(classify(prompt).conversational);
+            let label = match label {
+                "turn" => 0,
+                "question" => 1,
                 other => panic!("unknown label {other}"),
-            }
+            };
+            let c = &mut counts[i % 2][label];
+            *c = (c.0 + 1, c.1 + says);
         }
-        assert_eq!((turns, questions), (80, 80));
-        eprintln!("turns caught {caught}/{turns}, questions called turns {false_alarms}/{questions}");
-        assert!(caught >= 64, "turns caught {caught}/{turns}");
-        assert!(false_alarms <= 8, "questions called turns {false_alarms}/{questions}");
+        for (half, [(turns, caught), (questions, false_alarms)]) in ["dev", "held-out"].iter().zip(counts) {
+            eprintln!("{half}: turns caught {caught}/{turns}, questions called turns {false_alarms}/{questions}");
+            assert_eq!((turns, questions), (40, 40));
+            assert!(caught >= 30, "{half}: turns caught {caught}/{turns}");
+            assert!(false_alarms <= 4, "{half}: questions called turns {false_alarms}/{questions}");
+        }
     }
 
     #[test]

@@ -614,8 +614,9 @@ impl Engine {
             .collect();
         for (c, x) in candidates.iter_mut().zip(fuse::learned_features(&signals, intent)) {
             let p = fuse::learned_probability(&x, &self.settings.fuse);
-            // The boosts (tests, expansion matches, superseded records) are rules the model
-            // never saw as features; they hold for its order as they hold for RRF's.
+            // The boosts (tests, expansion matches, superseded records) reach the model only
+            // through the boosted fused score, one feature among 14; applied to its probability
+            // as well, they hold for its order as they hold for RRF's (README, "Learned fusion").
             (c.fused.score, c.hit.score) = (p * c.factor, p * c.factor);
             c.learned = Some((x, p));
         }

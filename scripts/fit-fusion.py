@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""Fits a learned fusion (issue 17, an experiment: nothing here is loaded by the engine yet) and
-measures it side by side with the engine's hybrid RRF order on collections it was not fitted on.
+"""Fits the learned fusion (`[fuse] method = "learned"`, issue 17) and measures it side by side
+with the engine's hybrid RRF order on collections it was not fitted on. Its figures re-sort the
+hits by the model alone; the engine also multiplies the model's probability by the candidate's
+boosts (test files, expansion matches), so measure a fit in the engine with `--loco-dir`.
 
 Input: the candidate lines `engine eval --beir DIR --features FILE` writes (one JSON line per judged
 query: its intent, its judgments, and its first 100 hybrid hits with each leg's rank and score,
@@ -121,7 +123,12 @@ def main(args):
         sys.exit(__doc__)
     t, r = args.index("--train"), args.index("--report")
     upto = lambda i, j: args[i + 1:j if j > i else None]
-    loco_dir = args[args.index("--loco-dir") + 1] if "--loco-dir" in args else None
+    loco_dir = None
+    if "--loco-dir" in args:
+        at = args.index("--loco-dir") + 1
+        if at >= len(args) or "--leave-one-out" not in args:
+            sys.exit("--loco-dir DIR needs a directory and --leave-one-out")
+        loco_dir = args[at]
     files = lambda paths: [p for p in paths if not p.startswith("--") and p != loco_dir]
     train, report = files(upto(t, r)), files(upto(r, t))
     fitted = {name: rows for p in train for name, rows in load(p, True).items()}
