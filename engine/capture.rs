@@ -407,9 +407,8 @@ pub fn extract<R: BufRead>(
     // The task as the tracker states it is what the session was asked to build, in the words
     // (names, keys, exact behaviour) a later prompt about that work uses.
     for (task, ts, text) in &tasks {
+        // `text` was redacted whole when it was read, so its first line is too.
         let first_line = text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
-        // Redacted before it is clipped: a cut secret would no longer match its pattern.
-        let first_line = crate::secrets::redacted(first_line);
         let first_line = first_line.trim_start_matches(|c: char| !c.is_alphanumeric());
         // `gh … view` run without a terminal prints `title:\tThe title` first.
         let first_line = first_line.strip_prefix("title:").map_or(first_line, str::trim_start);
@@ -751,25 +750,29 @@ mod tests {
         assert_eq!(added_names(&multi).into_iter().collect::<Vec<_>>(), ["useTranscriptHighlighter"]);
     }
 
+    /// A transcript line in which the assistant runs one Bash command.
+    fn bash_call(id: &str, command: &str, ts: &str) -> String {
+        serde_json::json!({"type":"assistant","message":{"content":[{"type":"tool_use","id":id,"name":"Bash","input":{"command":command}}]},"timestamp":ts}).to_string()
+    }
+
+    /// A transcript line carrying one tool call's result.
+    fn tool_result(id: &str, text: &str, error: bool, ts: &str) -> String {
+        serde_json::json!({"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":id,"is_error":error,"content":text}]},"timestamp":ts}).to_string()
+    }
+
     #[test]
     fn a_task_the_tracker_showed_becomes_a_task_record_in_its_fullest_view() {
-        let call = |id: &str, command: &str, ts: &str| {
-            serde_json::json!({"type":"assistant","message":{"content":[{"type":"tool_use","id":id,"name":"Bash","input":{"command":command}}]},"timestamp":ts}).to_string()
-        };
-        let result = |id: &str, text: &str, error: bool, ts: &str| {
-            serde_json::json!({"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":id,"is_error":error,"content":text}]},"timestamp":ts}).to_string()
-        };
         let spec = "○ app-7 · Add a debug view   [● P1 · OPEN]\n\nKeep the keyboard shortcut (`Ctrl+Shift+D`) for the debug toggle.";
         let text = [
             r#"{"type":"user","sessionId":"s-2","cwd":"/p","message":{"content":"work on app-7"},"timestamp":"2026-01-05T10:00:00Z"}"#.to_string(),
-            call("a", "cd /p && bd show app-7", "2026-01-05T10:01:00Z"),
-            result("a", spec, false, "2026-01-05T10:01:01Z"),
-            call("b", "bd show app-7 2>&1 | head -1", "2026-01-05T10:02:00Z"),
-            result("b", "○ app-7 · Add a debug view", false, "2026-01-05T10:02:01Z"),
-            call("c", "gh issue view 12", "2026-01-05T10:03:00Z"),
-            result("c", "issue not found", true, "2026-01-05T10:03:01Z"),
-            call("d", "git show HEAD", "2026-01-05T10:04:00Z"),
-            result("d", "commit abc", false, "2026-01-05T10:04:01Z"),
+            bash_call("a", "cd /p && bd show app-7", "2026-01-05T10:01:00Z"),
+            tool_result("a", spec, false, "2026-01-05T10:01:01Z"),
+            bash_call("b", "bd show app-7 2>&1 | head -1", "2026-01-05T10:02:00Z"),
+            tool_result("b", "○ app-7 · Add a debug view", false, "2026-01-05T10:02:01Z"),
+            bash_call("c", "gh issue view 12", "2026-01-05T10:03:00Z"),
+            tool_result("c", "issue not found", true, "2026-01-05T10:03:01Z"),
+            bash_call("d", "git show HEAD", "2026-01-05T10:04:00Z"),
+            tool_result("d", "commit abc", false, "2026-01-05T10:04:01Z"),
         ]
         .join("\n");
         let c = extract(
@@ -873,8 +876,8 @@ mod tests {
                 {"type":"tool_use","id":"t4","name":"Bash","input":{"command":format!("deploy --key {all}")}}
             ]},"timestamp":"2026-01-05T10:02:00Z"})),
             line(serde_json::json!({"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t4","content":"ok"}]},"timestamp":"2026-01-05T10:02:05Z"})),
-            line(serde_json::json!({"type":"assistant","message":{"content":[{"type":"tool_use","id":"t5","name":"Bash","input":{"command":"gh issue view 42"}}]},"timestamp":"2026-01-05T10:03:00Z"})),
-            line(serde_json::json!({"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t5","content":format!("Rotate the deploy key\nThe old one was {all}")}]},"timestamp":"2026-01-05T10:03:05Z"})),
+            bash_call("t5", "gh issue view 42", "2026-01-05T10:03:00Z"),
+            tool_result("t5", &format!("Rotate the deploy key\nThe old one was {all}"), false, "2026-01-05T10:03:05Z"),
             line(serde_json::json!({"type":"user","isCompactSummary":true,"message":{"content":format!("Summary: deployed with {all}.")},"timestamp":"2026-01-05T11:00:00Z"})),
         ]
         .join("\n");
