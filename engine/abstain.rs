@@ -6,7 +6,9 @@
 //! What tells them apart is query-level evidence: how close the best chunk is (cosine), how much of
 //! the query's term weight one of the best chunks contains (coverage), how much of it the corpus has
 //! never seen at all (unseen), and whether the prompt is a turn of the conversation rather than a
-//! question ([`crate::intent::conversational`]). A logistic model of those four gives the
+//! question ([`crate::intent::conversational`]), and how far the best cosine stands above the
+//! tenth-best (a prompt that only shares the project's topic is about as close to many chunks as
+//! to the best one). A logistic model of those five gives the
 //! probability that the prompt has an answer here; below `[abstain] threshold` the engine says
 //! nothing. The weights are fitted by `scripts/fit-abstain.py` on the golden sets' prompts
 //! (answerable against no-answer and chatter) and checked leave-one-corpus-out (README,
@@ -30,19 +32,20 @@ pub struct Verdict {
 }
 
 /// The model's inputs for one query, in the order of the weights.
-pub fn features(evidence: &Evidence, conversational: bool, config: &AbstainConfig) -> [f32; 4] {
+pub fn features(evidence: &Evidence, conversational: bool, config: &AbstainConfig) -> [f32; 5] {
     [
         evidence.top_cosine.unwrap_or(config.cosine_without_model),
         evidence.best_coverage,
         evidence.unseen,
         f32::from(u8::from(conversational)),
+        evidence.cosine_gap.unwrap_or(config.gap_without_model),
     ]
 }
 
 /// The probability that the index answers a query with this evidence.
 pub(crate) fn probability(evidence: &Evidence, conversational: bool, config: &AbstainConfig) -> f32 {
     let x = features(evidence, conversational, config);
-    let w = [config.w_cosine, config.w_coverage, config.w_unseen, config.w_conversational];
+    let w = [config.w_cosine, config.w_coverage, config.w_unseen, config.w_conversational, config.w_gap];
     let z = config.bias + x.iter().zip(w).map(|(x, w)| x * w).sum::<f32>();
     1.0 / (1.0 + (-z).exp())
 }
@@ -88,7 +91,13 @@ mod tests {
     use crate::tier::tests::hit;
 
     fn evidence(cosine: f32, coverage: f32, unseen: f32) -> Evidence {
-        Evidence { top_cosine: Some(cosine), best_coverage: coverage, unseen, ..Evidence::default() }
+        Evidence {
+            top_cosine: Some(cosine),
+            best_coverage: coverage,
+            unseen,
+            cosine_gap: Some(0.1),
+            ..Evidence::default()
+        }
     }
 
     #[test]
@@ -99,6 +108,8 @@ mod tests {
         assert!(probability(&evidence(0.5, 0.8, 0.0), false, &c) > base);
         assert!(probability(&evidence(0.5, 0.5, 0.4), false, &c) < base);
         assert!(probability(&evidence(0.5, 0.5, 0.0), true, &c) < base);
+        let apart = Evidence { cosine_gap: Some(0.2), ..evidence(0.5, 0.5, 0.0) };
+        assert!(probability(&apart, false, &c) > base, "a best hit that stands apart is evidence");
         // A close, covered answer is answered; a far one with unseen terms is not.
         assert!(probability(&evidence(0.65, 0.8, 0.0), false, &c) >= c.threshold);
         assert!(probability(&evidence(0.3, 0.2, 0.4), false, &c) < c.threshold);

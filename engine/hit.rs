@@ -154,6 +154,10 @@ pub struct Evidence {
     pub terms: usize,
     /// The best [`Hit::coverage`] among the first hits: how much of the query one chunk holds.
     pub best_coverage: f32,
+    /// How far the vector leg's best cosine stands above its `[abstain] gap_rank`-th: a prompt
+    /// that something answers is close to a few chunks, one that only shares the project's topic
+    /// is about as close to many. `None` without a model.
+    pub cosine_gap: Option<f32>,
 }
 
 /// Words too common to place a window by.

@@ -170,6 +170,14 @@ impl Legs {
         legs
     }
 
+    /// The vector leg's best cosine minus its `rank`-th (its last when it found fewer); `None`
+    /// when it did not run or found nothing.
+    fn cosine_gap(&self, rank: usize) -> Option<f32> {
+        let hits = self.vector.as_ref()?;
+        let nth = hits.get(rank.saturating_sub(1)).or(hits.last())?;
+        Some(hits.first()?.score - nth.score)
+    }
+
     /// Indexes the text legs' hits by key, once the legs are in.
     fn index(mut self) -> Legs {
         for (h, a) in [&self.lexical, &self.symbol].into_iter().flatten().flatten() {
@@ -428,8 +436,9 @@ impl Engine {
         let rerank = timed(&mut timings.rerank, || reranking.then(|| self.rerank(query, &mut candidates)).flatten());
         let addresses: Vec<ChunkAddress> = candidates.iter().take(req.k).map(|c| c.address).collect();
         let mut results = timed(&mut timings.hits, || self.hits(candidates, req, query, weights));
+        let gap = legs.cosine_gap(self.settings.abstain.gap_rank);
         let (evidence, verdict) = timed(&mut timings.evidence, || {
-            self.labels(&snapshot, query, &intent, &mut results, &addresses, req.evidence)
+            self.labels(&snapshot, query, &intent, (&mut results, &addresses), gap, req.evidence)
         });
         timings.total = ms(started);
         Ok(SearchResponse {
@@ -660,12 +669,12 @@ impl Engine {
         snapshot: &Snapshot,
         query: &str,
         intent: &IntentResult,
-        results: &mut [Hit],
-        addresses: &[ChunkAddress],
+        (results, addresses): (&mut [Hit], &[ChunkAddress]),
+        cosine_gap: Option<f32>,
         report_evidence: bool,
     ) -> (Option<Evidence>, Option<crate::abstain::Verdict>) {
         let measured = if report_evidence { results.len() } else { self.settings.abstain.measured_hits };
-        let evidence = self.evidence(snapshot, query, results, &addresses[..measured.min(addresses.len())]);
+        let evidence = self.evidence(snapshot, query, results, &addresses[..measured.min(addresses.len())], cosine_gap);
         let verdict = crate::abstain::calibrate(results, &evidence, intent.conversational, &self.settings.abstain);
         if verdict.is_none() {
             tier::label(results, &self.settings.tier);
@@ -673,9 +682,16 @@ impl Engine {
         (report_evidence.then_some(evidence), verdict)
     }
 
-    /// The query-level evidence of a ranked result list; sets the coverage of the hits at
-    /// `measured` (the first hits' places in the index).
-    fn evidence(&self, snapshot: &Snapshot, query: &str, results: &mut [Hit], measured: &[ChunkAddress]) -> Evidence {
+    /// The query-level evidence of a ranked result list (and the vector leg's cosine gap); sets
+    /// the coverage of the hits at `measured` (the first hits' places in the index).
+    fn evidence(
+        &self,
+        snapshot: &Snapshot,
+        query: &str,
+        results: &mut [Hit],
+        measured: &[ChunkAddress],
+        cosine_gap: Option<f32>,
+    ) -> Evidence {
         let config = &self.settings.abstain;
         let (terms, weights) = term_weights(snapshot, query);
         let share = |keep: &dyn Fn(usize) -> bool| share(&weights, keep);
@@ -703,6 +719,7 @@ impl Engine {
             }),
             terms: terms.len(),
             best_coverage: results.iter().take(config.measured_hits).filter_map(|h| h.coverage).fold(0.0, f32::max),
+            cosine_gap,
         }
     }
 
@@ -842,6 +859,22 @@ fn expansion_match(intent: &IntentResult, hit: &Hit) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_cosine_gap_is_the_vector_legs_best_cosine_over_its_nth() {
+        let legs = |scores: &[f32]| Legs {
+            vector: Some(
+                scores.iter().enumerate().map(|(i, &score)| LegHit { key: i as u64, rank: i + 1, score }).collect(),
+            ),
+            ..Legs::default()
+        };
+        let gap = legs(&[0.9, 0.8, 0.7, 0.6]).cosine_gap(3).unwrap();
+        assert!((gap - 0.2).abs() < 1e-6, "{gap}");
+        let short = legs(&[0.9, 0.5]).cosine_gap(10).unwrap();
+        assert!((short - 0.4).abs() < 1e-6, "fewer hits than the rank: the last one ({short})");
+        assert_eq!(legs(&[]).cosine_gap(10), None);
+        assert_eq!(Legs::default().cosine_gap(10), None, "no vector leg, no gap");
+    }
 
     #[test]
     fn a_k_out_of_bounds_is_refused_before_any_leg_allocates_for_it() {

@@ -4,9 +4,10 @@ not overfit, leave-one-corpus-out.
 
 Input: the per-prompt features `engine eval --golden golden --features FILE` writes (one JSON line
 per prompt: its set, kind, the query-level evidence and intent). The model is a logistic regression
-of "answerable" against "no-answer" and "chatter" prompts on four features: the best hit's cosine,
+of "answerable" against "no-answer" and "chatter" prompts on five features: the best hit's cosine,
 the best coverage of the query's term weight by one of the first hits, the share of that weight no
-chunk contains, and whether the prompt is conversational. Classes are weighted equally; the
+chunk contains, whether the prompt is conversational, and the vector leg's best cosine minus its
+tenth-best. Classes are weighted equally; the
 threshold keeps --keep of the training prompts that have an answer.
 
     engine eval --golden golden --features /tmp/features.jsonl
@@ -24,14 +25,17 @@ import sys
 
 import logistic
 
-FEATURES = ["w_cosine", "w_coverage", "w_unseen", "w_conversational"]
+FEATURES = ["w_cosine", "w_coverage", "w_unseen", "w_conversational", "w_gap"]
 COSINE_WITHOUT_MODEL = 0.5
+GAP_WITHOUT_MODEL = 0.1
 
 
 def features(row):
     e = row["evidence"]
     cosine = e["top_cosine"] if e["top_cosine"] is not None else COSINE_WITHOUT_MODEL
-    return [cosine, e["best_coverage"], e["unseen"], 1.0 if row["intent"]["conversational"] else 0.0]
+    gap = e["cosine_gap"] if e.get("cosine_gap") is not None else GAP_WITHOUT_MODEL
+    conversational = 1.0 if row["intent"]["conversational"] else 0.0
+    return [cosine, e["best_coverage"], e["unseen"], conversational, gap]
 
 
 def fit(xs, ys):
