@@ -44,6 +44,10 @@ pub enum Command {
         /// Print a JSON summary.
         #[arg(long)]
         json: bool,
+        /// Run at this CPU niceness, 1 (a little lower) to 19 (lowest): the hook's background
+        /// indexing ([hook] background_nice), so a prompt answered meanwhile keeps the cores.
+        #[arg(long, value_parser = clap::value_parser!(i32).range(1..=19))]
+        nice: Option<i32>,
     },
     /// Write every chunk with its vector as JSON lines (schema: docs/scale-out.md), for loading
     /// into a distributed engine.
@@ -644,7 +648,10 @@ pub fn run(cli: Cli) -> Result<i32> {
     // First, while the process has one thread: see `silence_runtime_telemetry`.
     engine::models::silence_runtime_telemetry();
     match cli.command {
-        Command::Index { path, index, beir, rebuild, json } => {
+        Command::Index { path, index, beir, rebuild, json, nice } => {
+            if let Some(nice) = nice {
+                engine::serve::lower_priority(nice);
+            }
             let settings = settings_from(&cli.config, SettingsLayer::default())?;
             let (source, index_dir) = match beir {
                 Some(b) => {

@@ -5,7 +5,7 @@
 //! time) and one line on stderr saying why. The warm path asks the daemon ([`crate::serve`]).
 
 use crate::atomic::write_atomic;
-use crate::config::Settings;
+use crate::config::{HookConfig, Settings};
 use crate::error::Result;
 use crate::prompt::{gate, project_settings, prompt_context, reindex, Gate};
 use crate::search::Engine;
@@ -206,7 +206,7 @@ fn on_prompt(payload: &Payload, index: &Path, settings: Settings) -> Outcome {
         }
     }
     if edited {
-        reindex_detached(index);
+        reindex_detached(index, &config);
     }
     match in_process(index, settings, &query, deadline) {
         Ok((context, note)) => {
@@ -282,12 +282,16 @@ fn take_pending(index: &Path) -> bool {
 }
 
 /// Starts a detached incremental reindex, so the next prompts see edited files without this one
-/// waiting for the model (without a daemon, which reindexes itself before answering).
-fn reindex_detached(index: &Path) {
+/// waiting for the model (without a daemon, which reindexes itself before answering), at
+/// `[hook] background_nice`.
+fn reindex_detached(index: &Path, config: &HookConfig) {
     let root = index.parent().unwrap_or(index);
     if let Ok(exe) = std::env::current_exe() {
         let mut cmd = std::process::Command::new(exe);
         cmd.arg("index").arg(root).arg("--index").arg(index).arg("--json");
+        if config.background_nice > 0 {
+            cmd.arg("--nice").arg(config.background_nice.to_string());
+        }
         let _ = crate::serve::detach(&mut cmd);
     }
 }
@@ -309,7 +313,7 @@ fn first_run(cwd: &Path) -> Option<Outcome> {
             // Released before the indexer starts so it can take it; a second hook racing this
             // one starts an indexer that stops at the lock.
             drop(lock);
-            reindex_detached(&index);
+            reindex_detached(&index, &settings.hook);
             "started indexing"
         }
         Err(crate::Error::Locked { .. }) => "already indexing",
@@ -357,7 +361,7 @@ fn on_capture(payload: &Payload, root: &Path, index: Option<&Path>, settings: &S
         Ok(r) if r.written + r.updated == 0 => Outcome::default(),
         Ok(r) => {
             if let Some(index) = index {
-                reindex_detached(index);
+                reindex_detached(index, &settings.hook);
             }
             Outcome::quiet(format!(
                 "captured {} new and {} updated memory records from {}",

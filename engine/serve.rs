@@ -70,6 +70,25 @@ pub(crate) fn detach(cmd: &mut std::process::Command) -> std::io::Result<()> {
     cmd.spawn().map(|_| ())
 }
 
+/// Lowers this process to CPU niceness `nice`, before it starts its worker threads (they inherit
+/// it): indexing in the background at the lowest priority leaves the cores to the daemon
+/// answering prompts, whose ONNX threads otherwise wait on the indexer's. With the kernel's
+/// autogroup scheduling a session competes as one group whatever its processes' niceness, so a
+/// process leading a session of its own ([`detach`]) lowers its group too; one started from a
+/// terminal leaves the terminal's group alone. Either can fail (a niceness the process may not
+/// take); the priority then stays as it was.
+pub fn lower_priority(nice: i32) {
+    // SAFETY: setpriority changes only the calling thread's scheduling priority; getsid and
+    // getpid only read.
+    let leader = unsafe {
+        libc::setpriority(libc::PRIO_PROCESS, 0, nice);
+        libc::getsid(0) == libc::getpid()
+    };
+    if leader {
+        let _ = std::fs::write("/proc/self/autogroup", nice.to_string());
+    }
+}
+
 /// Starts `engine serve` for an index in the background.
 pub fn spawn(index: &Path) -> std::io::Result<()> {
     let exe = std::env::current_exe()?;

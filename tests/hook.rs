@@ -406,6 +406,34 @@ fn install_under_another_name_is_idempotent_keeps_the_file_and_fails_cleanly() {
     assert_eq!(names(&claude), ["settings.json", "settings.json.bak"], "no temporary file left");
 }
 
+/// The niceness field of /proc/PID/stat (after the command name, which may hold spaces).
+fn niceness(pid: u32) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(')')?.1.split_whitespace().nth(16)?.parse().ok()
+}
+
+#[test]
+fn background_indexing_runs_at_the_niceness_it_is_given() {
+    let dir = sample_copy();
+    let mut child = std::process::Command::new(bin())
+        .args(["index", &dir.path().display().to_string(), "--nice", "19"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Loading the model alone keeps it running long enough to be seen.
+    let mut seen = Vec::new();
+    while child.try_wait().unwrap().is_none() {
+        seen.extend(niceness(child.id()));
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    assert!(child.wait().unwrap().success());
+    assert!(seen.contains(&19), "niceness seen while indexing: {seen:?}");
+    // Past the lowest priority: refused, naming the value.
+    let (code, _, err) = engine(&["index", &dir.path().display().to_string(), "--nice", "20"], None);
+    assert!(code == 2 && err.contains("20"), "{err}");
+}
+
 #[test]
 fn a_first_session_in_a_project_without_an_index_indexes_it_in_the_background() {
     let dir = sample_copy();
