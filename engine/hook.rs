@@ -13,8 +13,6 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-/// File in the index directory listing paths edited since the last reindex.
-pub(crate) const PENDING: &str = "pending-paths";
 /// File in the index directory with the document hashes seen at the last session start.
 pub(crate) const SESSION_SNAPSHOT: &str = "session-docs.json";
 
@@ -206,7 +204,17 @@ fn on_prompt(payload: &Payload, index: &Path, settings: Settings) -> Outcome {
         }
     }
     if edited {
-        reindex_detached(index, &config);
+        match crate::index::store::WriterLock::acquire(index) {
+            // Released before the indexer starts so it can take it.
+            Ok(lock) => {
+                drop(lock);
+                reindex_detached(index, &config);
+            }
+            // Another run (a first index, a capture's) holds the index: one started now would stop
+            // at the lock, so the edits stay recorded for the next prompt.
+            Err(crate::Error::Locked { .. }) => crate::prompt::defer_reindex(index),
+            Err(e) => notes.push(format!("reindex skipped: {e}")),
+        }
     }
     match in_process(index, settings, &query, deadline) {
         Ok((context, note)) => {
@@ -265,9 +273,7 @@ fn in_process(
 fn on_tool_use(payload: &Payload, index: &Path) -> Outcome {
     let path = payload.tool_input["file_path"].as_str().or_else(|| payload.tool_input["path"].as_str());
     let Some(path) = path else { return Outcome::default() };
-    use std::io::Write;
-    let file = std::fs::OpenOptions::new().create(true).append(true).open(index.join(PENDING));
-    match file.and_then(|mut f| writeln!(f, "{path}")) {
+    match crate::prompt::record_pending(index, path) {
         Ok(()) => Outcome::default(),
         Err(e) => Outcome::quiet(format!("could not record the edit of {path}: {e}")),
     }
@@ -275,7 +281,7 @@ fn on_tool_use(payload: &Payload, index: &Path) -> Outcome {
 
 /// Whether edits were recorded since the last reindex; clears the record.
 fn take_pending(index: &Path) -> bool {
-    let path = index.join(PENDING);
+    let path = index.join(crate::prompt::PENDING);
     let recorded = std::fs::read_to_string(&path).is_ok_and(|t| !t.trim().is_empty());
     let _ = std::fs::remove_file(&path);
     recorded

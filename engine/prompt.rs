@@ -127,6 +127,23 @@ pub fn reindex(index: &Path, settings: &Settings, embedder: &dyn crate::Embedder
     crate::index::build(index, &crate::ingest::Source::Dir(root), settings, embedder, &options).map(|_| ())
 }
 
+/// File in the index directory listing paths edited since the last reindex (the hook appends
+/// one line per Edit or Write; the next prompt takes the record and reindexes).
+pub(crate) const PENDING: &str = "pending-paths";
+
+/// Keeps edits recorded for the next prompt when this one could not reindex them (another run
+/// holds the index's writer lock: its walk may have passed the edited files already).
+pub(crate) fn defer_reindex(index: &Path) {
+    let _ = record_pending(index, "(reindex deferred: the index was locked)");
+}
+
+/// Appends one line to the index's record of edits not yet reindexed.
+pub(crate) fn record_pending(index: &Path, line: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut file = std::fs::OpenOptions::new().create(true).append(true).open(index.join(PENDING))?;
+    writeln!(file, "{line}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

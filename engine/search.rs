@@ -170,12 +170,11 @@ impl Legs {
         legs
     }
 
-    /// The vector leg's best cosine minus its `rank`-th (its last when it found fewer); `None`
-    /// when it did not run or found nothing.
+    /// The vector leg's best cosine minus its `rank`-th; `None` when it did not run or found
+    /// fewer (an index that small, or not yet embedded, is not what the model was fitted on).
     fn cosine_gap(&self, rank: usize) -> Option<f32> {
         let hits = self.vector.as_ref()?;
-        let nth = hits.get(rank.saturating_sub(1)).or(hits.last())?;
-        Some(hits.first()?.score - nth.score)
+        Some(hits.first()?.score - hits.get(rank.max(1) - 1)?.score)
     }
 
     /// Indexes the text legs' hits by key, once the legs are in.
@@ -492,7 +491,8 @@ impl Engine {
         // the MCP server) queues both halves and often runs them one after the other.
         let ((lexical, lex_ms), (vector, vec_ms)) = std::thread::scope(|scope| {
             let lexical = scope.spawn(|| self.timed(want_lex, || snapshot.lexical(&self.settings.bm25, query, n)));
-            let vector = self.timed(want_vec, || self.vector_leg(query, n));
+            // At least as deep as the abstention's cosine gap looks.
+            let vector = self.timed(want_vec, || self.vector_leg(query, n.max(self.settings.abstain.gap_rank)));
             (lexical.join().expect("the lexical leg panicked"), vector)
         });
         timings.bm25 = lex_ms;
@@ -870,8 +870,7 @@ mod tests {
         };
         let gap = legs(&[0.9, 0.8, 0.7, 0.6]).cosine_gap(3).unwrap();
         assert!((gap - 0.2).abs() < 1e-6, "{gap}");
-        let short = legs(&[0.9, 0.5]).cosine_gap(10).unwrap();
-        assert!((short - 0.4).abs() < 1e-6, "fewer hits than the rank: the last one ({short})");
+        assert_eq!(legs(&[0.9, 0.5]).cosine_gap(10), None, "fewer hits than the rank");
         assert_eq!(legs(&[]).cosine_gap(10), None);
         assert_eq!(Legs::default().cosine_gap(10), None, "no vector leg, no gap");
     }

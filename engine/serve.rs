@@ -78,14 +78,21 @@ pub(crate) fn detach(cmd: &mut std::process::Command) -> std::io::Result<()> {
 /// terminal leaves the terminal's group alone. Either can fail (a niceness the process may not
 /// take); the priority then stays as it was.
 pub fn lower_priority(nice: i32) {
-    // SAFETY: setpriority changes only the calling thread's scheduling priority; getsid and
-    // getpid only read.
+    // SAFETY: getpriority, getsid and getpid only read; setpriority changes only the calling
+    // thread's scheduling priority. -1 from getpriority may be an error: then 19 is kept as the
+    // floor rather than risking a raise.
     let leader = unsafe {
-        libc::setpriority(libc::PRIO_PROCESS, 0, nice);
+        let now = libc::getpriority(libc::PRIO_PROCESS, 0);
+        let now = if now == -1 { 19 } else { now };
+        libc::setpriority(libc::PRIO_PROCESS, 0, nice.max(now));
         libc::getsid(0) == libc::getpid()
     };
     if leader {
-        let _ = std::fs::write("/proc/self/autogroup", nice.to_string());
+        // The kernel refuses a second change within 100 ms system-wide (two indexers started
+        // together); the group then keeps its priority, and the process its own.
+        if let Err(e) = std::fs::write("/proc/self/autogroup", nice.to_string()) {
+            eprintln!("engine: the scheduler group's priority was left as it was ({e})");
+        }
     }
 }
 
@@ -371,8 +378,12 @@ fn handle(d: &mut Daemon, me: &str, stream: UnixStream) -> std::result::Result<(
         Ok(r) => {
             if r.reindex {
                 if let Some(embedder) = d.engine.embedder().cloned() {
-                    if let Err(e) = crate::prompt::reindex(&d.index, &d.settings, embedder.as_ref()) {
-                        eprintln!("engine serve: reindex failed: {e}");
+                    match crate::prompt::reindex(&d.index, &d.settings, embedder.as_ref()) {
+                        Ok(()) => {}
+                        // Another run holds the index (a first index, a capture's): the next
+                        // prompt tries again rather than the edits waiting for the next edit.
+                        Err(Error::Locked { .. }) => crate::prompt::defer_reindex(&d.index),
+                        Err(e) => eprintln!("engine serve: reindex failed: {e}"),
                     }
                 }
             }
@@ -434,6 +445,26 @@ mod tests {
         std::fs::remove_file(&config).unwrap();
         d.reload_if_changed();
         assert_eq!(d.engine.settings, Settings::default(), "no file: the defaults again");
+    }
+
+    #[test]
+    fn edits_the_daemon_cannot_reindex_while_another_run_holds_the_index_stay_recorded() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut d = daemon_on(dir.path());
+        let pending = d.index.join(crate::prompt::PENDING);
+        let ask = |d: &mut Daemon| {
+            let (mut client, server) = UnixStream::pair().unwrap();
+            let request = Request { binary: "me".into(), query: "where do sessions live".into(), reindex: true };
+            writeln!(client, "{}", serde_json::to_string(&request).unwrap()).unwrap();
+            handle(d, "me", server).unwrap();
+        };
+        ask(&mut d);
+        assert!(!pending.exists(), "an index nobody else holds is reindexed: nothing left over");
+        let lock = crate::index::store::WriterLock::acquire(&d.index).unwrap();
+        ask(&mut d);
+        drop(lock);
+        let left = std::fs::read_to_string(&pending).unwrap();
+        assert!(left.contains("deferred"), "the next prompt reindexes instead: {left:?}");
     }
 
     #[test]
