@@ -17,8 +17,13 @@ pub fn trivial(prompt: &str, config: &HookConfig) -> bool {
     let words: Vec<String> =
         p.split(|c: char| !c.is_alphanumeric() && c != '\'').filter(|w| !w.is_empty()).map(str::to_lowercase).collect();
     if words.len() < config.min_words {
-        // A bare identifier (`revoke_all_for_user`, `SessionStore::load`) is a real question.
-        return crate::intent::classify(p).symbols.is_empty();
+        // A bare identifier (`revoke_all_for_user`, `SessionStore::load`) or command-line flag
+        // (`--pre-glob`, `-uuu`) is a real question.
+        let flag = p.split_whitespace().any(|w| {
+            let name = w.trim_start_matches('-');
+            w.starts_with('-') && name.len() + 2 >= w.len() && name.chars().next().is_some_and(char::is_alphabetic)
+        });
+        return !flag && crate::intent::classify(p).symbols.is_empty();
     }
     const SMALL_TALK: [&str; 22] = [
         "hi", "hello", "hey", "thanks", "thank", "you", "ok", "okay", "yes", "no", "sure", "great", "cool", "nice",
@@ -152,7 +157,8 @@ mod tests {
     #[test]
     fn trivial_prompts_are_recognised() {
         let c = HookConfig::default();
-        for p in ["hi", "thanks!", "ok go on", "/clear", "/review the diff", "yes please", "  ", "lgtm"] {
+        for p in ["hi", "thanks!", "ok go on", "/clear", "/review the diff", "yes please", "  ", "lgtm", "---", "- ok"]
+        {
             assert!(trivial(p, &c), "{p:?}");
         }
         for p in [
@@ -161,6 +167,9 @@ mod tests {
             "hi, why is redis slow",
             "revoke_all_for_user",
             "SessionStore::load",
+            "--pre-glob",
+            "-uuu",
+            "--max-columns 0",
         ] {
             assert!(!trivial(p, &c), "{p:?}");
         }
