@@ -204,15 +204,11 @@ fn on_prompt(payload: &Payload, index: &Path, settings: Settings) -> Outcome {
         }
     }
     if edited {
-        match crate::index::store::WriterLock::acquire(index) {
-            // Released before the indexer starts so it can take it.
-            Ok(lock) => {
-                drop(lock);
-                reindex_detached(index, &config);
-            }
-            // Another run (a first index, a capture's) holds the index: one started now would stop
-            // at the lock, so the edits stay recorded for the next prompt.
-            Err(crate::Error::Locked { .. }) => crate::prompt::defer_reindex(index),
+        match reindex_unless_locked(index, &config) {
+            Ok(true) => {}
+            // Another run (a first index, a capture's) holds the index: the edits stay recorded
+            // for the next prompt.
+            Ok(false) => crate::prompt::defer_reindex(index),
             Err(e) => notes.push(format!("reindex skipped: {e}")),
         }
     }
@@ -302,6 +298,22 @@ fn reindex_detached(index: &Path, config: &HookConfig) {
     }
 }
 
+/// [`reindex_detached`] unless another run holds the index's writer lock (one started now would
+/// stop at it): whether it was started.
+fn reindex_unless_locked(index: &Path, config: &HookConfig) -> Result<bool> {
+    match crate::index::store::WriterLock::acquire(index) {
+        Ok(lock) => {
+            // Released before the indexer starts so it can take it; a second hook racing this
+            // one starts an indexer that stops at the lock.
+            drop(lock);
+            reindex_detached(index, config);
+            Ok(true)
+        }
+        Err(crate::Error::Locked { .. }) => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
 /// A session starts in a project that has no index yet: index it in the background (detached,
 /// under the writer lock, so never twice at once) and say so; prompts get answers as soon as its
 /// text generation is live. `None` where that is not safe or not wanted ([`auto_index_root`],
@@ -314,16 +326,9 @@ fn first_run(cwd: &Path) -> Option<Outcome> {
         return None;
     }
     std::fs::create_dir_all(&index).ok()?;
-    let what = match crate::index::store::WriterLock::acquire(&index) {
-        Ok(lock) => {
-            // Released before the indexer starts so it can take it; a second hook racing this
-            // one starts an indexer that stops at the lock.
-            drop(lock);
-            reindex_detached(&index, &settings.hook);
-            "started indexing"
-        }
-        Err(crate::Error::Locked { .. }) => "already indexing",
-        Err(_) => return None,
+    let what = match reindex_unless_locked(&index, &settings.hook).ok()? {
+        true => "started indexing",
+        false => "already indexing",
     };
     Some(Outcome::quiet(format!(
         "{what} {} in the background (first run); prompts get context once its text is searchable",
