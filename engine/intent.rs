@@ -213,6 +213,10 @@ const SESSION_WORDS: &[&str] = &["again", "still", "instead", "same", "you", "yo
 /// The session's work as the object of a leading verb: "revert it", "add a changelog entry for this".
 const OBJECTS: &[&str] =
     &["it", "that", "this", "those", "these", "them", "everything", "all", "ahead", "going", "on", "up"];
+/// What the session has just written, after "the new": "add a docstring to the new function". A
+/// named thing after "new" ("the new metrics exporter", "the new field") may be the project's own.
+const NEW_WORK: &[&str] =
+    &["function", "functions", "method", "methods", "helper", "helpers", "class", "file", "files", "code", "variable"];
 /// Verbs a developer directs the assistant's work with.
 const VERBS: &[&str] = &[
     "run", "rerun", "re-run", "commit", "push", "pull", "revert", "undo", "redo", "squash", "rebase", "merge",
@@ -281,7 +285,8 @@ const INFORMATIONAL: &[&str] = &["explain", "tell", "describe", "find", "help", 
 /// acknowledgement, an act on the session's work ("commit", "revert", "git"), asks the assistant
 /// to act on it ("can you squash those"), says "please" (unless it asks to explain), points back
 /// into the session at its start or after a leading verb ("still failing", "run it again"), or
-/// directs a verb at the session's work or tooling ("rename that", "run the tests"). The prompt
+/// directs a verb at the session's work or tooling ("rename that", "run the tests", "document the
+/// new function"). The prompt
 /// is a turn when some clause is one and none is a question; with a question mark, only when its
 /// first clause that says anything is a turn ("did it pass?"). A form signal only: abstention
 /// weighs it with the evidence, since "fix the flaky upload test again" is both. Held to
@@ -388,6 +393,7 @@ fn clause(mut w: &[&str]) -> Option<Clause> {
         && (second.is_some_and(|x| OBJECTS.contains(&x))
             || w.last().is_some_and(|x| OBJECTS.contains(x))
             || w[1..].iter().any(|x| TOOLING.contains(x))
+            || w.windows(3).any(|x| x[0] == "the" && x[1] == "new" && NEW_WORK.contains(&x[2]))
             || (matches!(first, "run" | "rerun" | "re-run") && w[1..].iter().any(|x| RUNNABLE.contains(x))));
     let turn = acknowledged
         || SESSION_VERBS.contains(&first)
@@ -472,6 +478,7 @@ mod tests {
             "force-push the branch",
             "looks good",
             "please add a changelog entry",
+            "add a docstring to the new function",
             "ok ".repeat(5000).as_str(),
         ] {
             assert!(classify(p).conversational, "{p}");
@@ -498,6 +505,8 @@ mod tests {
             "keep alive timeout for the http server",
             "open file limit in the server",
             "check test coverage for the parser",
+            "can you wire the new metrics exporter into the app startup",
+            "add the new field to the graphql schema",
             "did this function always return None on empty input?",
             "cargo says \"did you mean `Builder`?\" when I build the config",
         ] {
