@@ -101,11 +101,13 @@ impl TokenCounter {
     }
 }
 
-/// The path of the embedder's file whose name ends in `suffix`, as the manifest lists it.
+/// The path of the embedder's file whose name ends in `suffix`, as the manifest lists it: a
+/// derived file (the graph made from a package's) before the packages' own.
 fn model_file(models: &Models, suffix: &str) -> Result<std::path::PathBuf> {
     let entry = &models.manifest.embedder;
-    let name =
-        entry.packages.iter().flat_map(|p| p.files.iter().map(|f| f.file.as_str())).find(|n| n.ends_with(suffix));
+    let derived = entry.derived.iter().map(|d| d.file.as_str());
+    let packaged = entry.packages.iter().flat_map(|p| p.files.iter().map(|f| f.file.as_str()));
+    let name = derived.chain(packaged).find(|n| n.ends_with(suffix));
     let name = name.ok_or_else(|| {
         Error::Config(format!(
             "{}: the embedder lists no file ending in {suffix}",

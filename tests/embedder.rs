@@ -225,3 +225,34 @@ fn a_released_model_loads_again_and_embeds_the_same() {
     let after = lazy.embed(&[text]).unwrap();
     assert!(dot(&before[0], &after[0]) > 0.9999, "{}", dot(&before[0], &after[0]));
 }
+
+/// The graph the engine runs, `models/model.onnx` (`scripts/derive-embedder.py`: the package's
+/// int8 weights in ONNX Runtime's MatMulNBits, int8 compute), is the packaged model: its vectors
+/// stay within activation rounding of the package's own graph, and differ from them, so it is the
+/// derived graph that the manifest makes the engine load.
+#[test]
+fn the_derived_graph_computes_the_packaged_model() {
+    let src = root().join("models");
+    let packaged = tempfile::tempdir().unwrap();
+    for e in std::fs::read_dir(&src).unwrap() {
+        let e = e.unwrap();
+        if e.path().is_file() && e.file_name() != "models.toml" {
+            std::os::unix::fs::symlink(e.path(), packaged.path().join(e.file_name())).unwrap();
+        }
+    }
+    let manifest = std::fs::read_to_string(src.join("models.toml")).unwrap();
+    assert!(manifest.contains("[[embedder.derived]]"), "models.toml derives the graph");
+    std::fs::write(packaged.path().join("models.toml"), manifest.replace("[[embedder.derived]]", "[[unused]]"))
+        .unwrap();
+    let package = OnnxEmbedder::load(&Models::open(packaged.path()).unwrap(), &EmbedConfig::default()).unwrap();
+    let texts = [
+        "how is the session cache invalidated",
+        "A man is eating food.",
+        "fn open_index(dir: &Path) -> Result<Index, Error> { Index::open_in_dir(dir) }",
+        "Photosynthesis converts light into chemical energy in the chloroplasts of plant cells.",
+    ];
+    let (ours, theirs) = (embedder().embed(&texts).unwrap(), package.embed(&texts).unwrap());
+    let cosines: Vec<f32> = ours.iter().zip(&theirs).map(|(a, b)| dot(a, b)).collect();
+    assert!(cosines.iter().all(|&c| c >= 0.998), "{cosines:?}");
+    assert!(cosines.iter().any(|&c| c < 0.999_99), "the derived graph was not the one loaded: {cosines:?}");
+}
