@@ -140,7 +140,8 @@ impl OnnxEmbedder {
         };
         let model = UserDefinedEmbeddingModel::new(read(&onnx_path)?, tokenizer_files)
             .with_pooling(Pooling::Mean)
-            // Weight-only int8: the graph dequantises at load, so batches are consistent.
+            // The graph quantizes activations itself, per row (scripts/derive-embedder.py), so a
+            // text's vector does not depend on its batch; fastembed must not quantize again.
             .with_quantization(QuantizationMode::None);
         let max_length = config.max_length.max(8);
         let cpu = ort::ep::CPU::default().with_arena_allocator(config.memory_arena).build();
@@ -152,7 +153,11 @@ impl OnnxEmbedder {
             options = options.with_intra_threads(threads);
         }
         let text_embedding = TextEmbedding::try_new_from_user_defined(model, options).map_err(|e| {
-            let reason = e.to_string();
+            let mut reason = e.to_string();
+            if reason.contains("MatMulNBits") {
+                // Not a corrupt file: a runtime other than the pinned one (ORT_DYLIB_PATH).
+                reason.push_str(" (this ONNX Runtime cannot run the 8-bit MatMulNBits of the derived graph: use the runtime models.toml pins, or unset ORT_DYLIB_PATH)");
+            }
             // fastembed names the JSON file it could not parse; otherwise the graph is at fault.
             let path = [&tok_path, &cfg_path, &stm_path, &tcfg_path]
                 .into_iter()
@@ -177,8 +182,9 @@ impl OnnxEmbedder {
     }
 }
 
-/// Returns freed heap memory to the system. Loading the model folds its int8 weights into fp32
-/// through intermediate copies, and glibc would otherwise keep the freed pages resident.
+/// Returns freed heap memory to the system. Loading the model goes through intermediate copies
+/// of its weights (ONNX Runtime's graph optimisation and packing), and glibc would otherwise keep
+/// the freed pages resident.
 pub(crate) fn trim_heap() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim only releases free memory; it is safe to call at any time.

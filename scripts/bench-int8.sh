@@ -13,7 +13,8 @@
 #   1. texts/s on the first 512 SciFact documents, paired run by run. The base model runs
 #      as the engine batches (longest first, <= 1024 padded tokens, <= 16 texts); the candidate
 #      both so and one text per run;
-#   2. batch invariance: the candidate's vector of a text alone vs inside a batch;
+#   2. batch invariance: the candidate's vector of a text alone vs inside a batch; and how far
+#      its vectors are from the base model's;
 #   3. the cosines of every pair in tests/embedder.rs under both models;
 #   4. SciFact test nDCG@10 of vector-only search over the whole corpus (ENGINE_INT8_SCIFACT=0
 #      skips it: about 10 minutes).
@@ -121,8 +122,11 @@ for n in names:
 
 alone, batched = embed(cand, sample, True), embed(cand, sample)
 cos = (alone * batched).sum(1)
+base_alone = embed(base, sample, True)
 print(f"2. candidate, a text alone vs in a batch: cosine min {cos.min():.5f}, mean {cos.mean():.5f}"
-      f"  (base model: {((embed(base, sample, True) * embed(base, sample)).sum(1)).min():.5f})")
+      f"  (base model: {((base_alone * embed(base, sample)).sum(1)).min():.5f})")
+same = (alone * base_alone).sum(1)
+print(f"   a text's vector, candidate vs base model: cosine min {same.min():.5f}, mean {same.mean():.5f}")
 
 src = open(tests).read()
 pairs = re.findall(r'\("([^"]+)",\s*"([^"]+)"\)', src)
@@ -153,8 +157,12 @@ if os.environ.get("ENGINE_INT8_SCIFACT", "1") != "0":
             total += dcg / ideal
         return total / len(qids)
     print(f"4. SciFact test ({len(qids)} claims, {len(docs)} documents), vector-only nDCG@10")
+    vectors = []
     for name, sess, alone in [("base", base, False), ("candidate", cand, True)]:
         t = time.perf_counter()
         dv, qv = embed(sess, docs, alone), embed(sess, [queries[q] for q in qids], True)
+        vectors.append(dv)
         print(f"   {name:<10} {ndcg(dv, qv):.4f}   (documents embedded in {time.perf_counter() - t:.0f} s)")
+    same = (vectors[0] * vectors[1]).sum(1)
+    print(f"   a document's vector, candidate vs base model: cosine min {same.min():.5f}, mean {same.mean():.5f}")
 PY

@@ -37,8 +37,10 @@ def derive(src, out):
     for n in graph.node:
         for i in n.input:
             readers.setdefault(i, []).append(n)
+    if any(not n.name for n in graph.node) or len({n.name for n in graph.node}) != len(graph.node):
+        sys.exit("derive-embedder: every node needs a name of its own; refusing to convert")
     replaced, dropped = [], set()
-    for node in graph.node:
+    for index, node in enumerate(graph.node):
         if node.op_type != "MatMul" or node.input[1] not in producer:
             continue
         mul = producer[node.input[1]]
@@ -67,16 +69,16 @@ def derive(src, out):
         kernel = helper.make_node("MatMulNBits", [node.input[0]] + [t.name for t in tensors], list(node.output),
                                   name=base, domain="com.microsoft", K=k, N=n, bits=8, block_size=BLOCK,
                                   accuracy_level=4)
-        replaced.append((node, kernel, tensors))
+        replaced.append((index, kernel, tensors))
         dropped |= {mul.name, cast.name}
     if len(replaced) != EXPECTED:
         sys.exit(f"derive-embedder: found {len(replaced)} int8 weight chains, expected {EXPECTED}")
     nodes = []
-    swap = {id(old): new for old, new, _ in replaced}
-    for node in graph.node:
+    swap = {index: new for index, new, _ in replaced}
+    for index, node in enumerate(graph.node):
         if node.name in dropped:
             continue
-        nodes.append(swap.get(id(node), node))
+        nodes.append(swap.get(index, node))
     del graph.node[:]
     graph.node.extend(nodes)
     used = {i for n in graph.node for i in n.input}

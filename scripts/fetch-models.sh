@@ -120,24 +120,35 @@ def fetch_direct(files):
     return bad
 
 def derive(entry):
-    """A file the manifest derives from installed ones with a script of this repository (pinned
-    Python packages from PyPI, installed into <dest>/.pydeps), checked against its sha256."""
+    """A file the manifest derives from installed ones with a script of this repository (its
+    pinned Python packages from PyPI, installed into the checkout's models/.pydeps), checked
+    against its sha256."""
     if ok(entry):
         return []
     if check_only:
         return [entry["file"]]
-    deps = os.path.join(dest, ".pydeps")
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(manifest_path)))
+    deps = os.path.join(repo, "models", ".pydeps")
+    # -s: the user's site-packages must not stand in for the pinned packages.
     env = dict(os.environ, PYTHONPATH=deps)
-    have = subprocess.run([sys.executable, "-c", "import onnx, numpy; print(onnx.__version__, numpy.__version__)"],
-                          env=env, capture_output=True, text=True).stdout.split()
+    import importlib.metadata as md
+    have = {d.metadata["Name"].lower().replace("-", "_"): d.version for d in md.distributions(path=[deps])}
     want = dict(p.split("==") for p in entry["python"])
-    if have != [want.get("onnx"), want.get("numpy")]:
-        subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                        "--upgrade", "--target", deps, *entry["python"]], check=True)
+    if any(have.get(name.lower().replace("-", "_")) != version for name, version in want.items()):
+        step = [sys.executable, "-s", "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--upgrade",
+                "--no-deps", "--only-binary=:all:", "--target", deps, *entry["python"]]
+        if subprocess.run(step).returncode != 0:
+            sys.exit(f"fetch-models: cannot install {' '.join(entry['python'])} into {deps} (pip from PyPI "
+                     f"is needed to derive {entry['file']})")
     with tempfile.TemporaryDirectory() as out:
         path = os.path.join(out, os.path.basename(entry["file"]))
-        script = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(manifest_path))), entry["script"])
-        subprocess.run([sys.executable, script, os.path.join(dest, entry["from"]), path], env=env, check=True)
+        script = os.path.join(repo, entry["script"])
+        step = [sys.executable, "-s", script, os.path.join(dest, entry["from"]), path]
+        if subprocess.run(step, env=env).returncode != 0:
+            sys.exit(f"fetch-models: {entry['script']} could not derive {entry['file']} from {entry['from']}")
+        if sha256(path) != entry["sha256"]:
+            sys.exit(f"fetch-models: {entry['script']} made a {entry['file']} whose sha256 is not the pinned "
+                     f"one (check the versions in models/models.toml [[embedder.derived]] python)")
         install(entry, path)
     return []
 
