@@ -26,17 +26,14 @@ from onnx import numpy_helper as nh
 from onnxruntime.quantization import QuantType, quantize_dynamic
 from safetensors.numpy import load_file
 
+import onnx_graph
+
 
 def fp32_graph(src, weights_path, out):
     model = onnx.load(src)
     graph = model.graph
     weights = load_file(weights_path)
-    inits = {t.name: t for t in graph.initializer}
-    producer = {o: n for n in graph.node for o in n.output}
-    consumers = {}
-    for n in graph.node:
-        for i in n.input:
-            consumers.setdefault(i, []).append(n)
+    inits, producer, consumers = onnx_graph.index(graph)
 
     removed_nodes, removed_inits, new_inits = [], set(), []
     for n in graph.node:

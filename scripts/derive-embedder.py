@@ -23,6 +23,8 @@ import onnx
 from onnx import helper
 from onnx import numpy_helper as nh
 
+import onnx_graph
+
 BLOCK = 32
 # Six layers of query, key, value, attention output and the two feed-forward projections.
 EXPECTED = 36
@@ -31,12 +33,7 @@ EXPECTED = 36
 def derive(src, out):
     model = onnx.load(src)
     graph = model.graph
-    inits = {t.name: t for t in graph.initializer}
-    producer = {o: n for n in graph.node for o in n.output}
-    readers = {}
-    for n in graph.node:
-        for i in n.input:
-            readers.setdefault(i, []).append(n)
+    inits, producer, readers = onnx_graph.index(graph)
     if any(not n.name for n in graph.node) or len({n.name for n in graph.node}) != len(graph.node):
         sys.exit("derive-embedder: every node needs a name of its own; refusing to convert")
     replaced, dropped = [], set()

@@ -53,11 +53,12 @@ def ok(entry):
     path = os.path.join(dest, entry["file"])
     return os.path.isfile(path) and sha256(path) == entry["sha256"]
 
-def install(entry, data_path):
-    """Verify then move into place atomically, so a killed run never leaves a half file."""
+def install(entry, data_path, why=""):
+    """Verify then move into place atomically, so a killed run never leaves a half file. `why`
+    says what a mismatch points at."""
     got = sha256(data_path)
     if got != entry["sha256"]:
-        sys.exit(f"fetch-models: sha256 mismatch for {entry['file']}: expected {entry['sha256']}, got {got}")
+        sys.exit(f"fetch-models: sha256 mismatch for {entry['file']}: expected {entry['sha256']}, got {got}{why}")
     target = os.path.join(dest, entry["file"])
     os.makedirs(os.path.dirname(target), exist_ok=True)
     tmp = target + ".part"
@@ -129,12 +130,12 @@ def derive(entry):
         return [entry["file"]]
     repo = os.path.dirname(os.path.dirname(os.path.abspath(manifest_path)))
     deps = os.path.join(repo, "models", ".pydeps")
-    # -s: the user's site-packages must not stand in for the pinned packages.
     env = dict(os.environ, PYTHONPATH=deps)
     import importlib.metadata as md
     have = {d.metadata["Name"].lower().replace("-", "_"): d.version for d in md.distributions(path=[deps])}
     want = dict(p.split("==") for p in entry["python"])
     if any(have.get(name.lower().replace("-", "_")) != version for name, version in want.items()):
+        # -s (here and below): the user's site-packages must not stand in for the pinned packages.
         step = [sys.executable, "-s", "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--upgrade",
                 "--no-deps", "--only-binary=:all:", "--target", deps, *entry["python"]]
         if subprocess.run(step).returncode != 0:
@@ -146,10 +147,8 @@ def derive(entry):
         step = [sys.executable, "-s", script, os.path.join(dest, entry["from"]), path]
         if subprocess.run(step, env=env).returncode != 0:
             sys.exit(f"fetch-models: {entry['script']} could not derive {entry['file']} from {entry['from']}")
-        if sha256(path) != entry["sha256"]:
-            sys.exit(f"fetch-models: {entry['script']} made a {entry['file']} whose sha256 is not the pinned "
-                     f"one (check the versions in models/models.toml [[embedder.derived]] python)")
-        install(entry, path)
+        install(entry, path, f" ({entry['script']} made it: check the package versions it ran with, "
+                             "models/models.toml [[embedder.derived]] python)")
     return []
 
 bad = []
