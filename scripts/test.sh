@@ -3,7 +3,7 @@
 # test (unit, integration, model-dependent ones against the real model) and the golden-set gate.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-scripts/fetch-models.sh
+scripts/fetch-models.sh --reranker
 scripts/make-test-reranker.sh
 cargo fmt --check
 # Modules depend one way (foundations -> ingest -> chunk -> ... -> search -> prompt -> hook, serve,

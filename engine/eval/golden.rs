@@ -559,8 +559,10 @@ pub fn features(engine: &crate::Engine, set: &GoldenSet) -> Result<Vec<serde_jso
         let gated = crate::prompt::gate(&query.text, config);
         let resp = match &gated {
             crate::prompt::Gate::Search(text) => {
-                let mut req = crate::SearchRequest::new(text.as_str(), config.k, crate::config::Mode::Hybrid);
+                let mut req = crate::prompt::request(text.as_str(), config);
                 req.evidence = true;
+                // For the cross-encoder's logits, when `[hook] rerank` runs one.
+                req.explain = true;
                 Some(engine.search_with(&req)?)
             }
             _ => None,
@@ -573,7 +575,7 @@ pub fn features(engine: &crate::Engine, set: &GoldenSet) -> Result<Vec<serde_jso
                 serde_json::json!({
                     "path": h.path, "doc": h.path, "score": h.score, "cosine": h.cosine, "bm25": h.bm25,
                     "confidence": h.confidence, "kind": h.kind, "grade": grade, "coverage": h.coverage,
-                    "lexical_rank": h.lexical_rank, "vector_rank": h.vector_rank,
+                    "lexical_rank": h.lexical_rank, "vector_rank": h.vector_rank, "rerank_logit": h.explain.as_ref().and_then(|e| e.rerank_logit),
                 })
             })
             .collect();
