@@ -29,7 +29,8 @@ fn percentile(v: &mut [f64], q: f64) -> f64 {
 fn bench(c: &mut Criterion) {
     let models = Models::locate(None).expect("models: run scripts/fetch-models.sh");
     let mut rerankers: Vec<(String, OnnxCrossEncoder)> = Vec::new();
-    for dir in [models.dir.join("test-reranker"), models.dir.join("reranker")] {
+    let packaged = models.dir.join("packaged-reranker/reranker"); // where scripts/test.sh puts it
+    for dir in [models.dir.join("test-reranker"), models.dir.join("reranker"), packaged] {
         if dir.join("model.onnx").is_file() {
             let r = OnnxCrossEncoder::load(&models, &dir, 256).expect("reranker loads");
             rerankers.push((r.id().to_string(), r));

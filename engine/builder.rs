@@ -146,7 +146,10 @@ impl EngineBuilder {
         let engine = if self.graph { engine } else { engine.without_graph() };
         Ok(match self.reranker {
             Some(r) => engine.with_reranker(r),
-            None => engine.with_configured_reranker(models.as_ref().and_then(|m| m.as_ref().ok())),
+            None => {
+                let rerank = engine.settings.rerank.mode;
+                engine.with_configured_reranker(models.as_ref().and_then(|m| m.as_ref().ok()), rerank)
+            }
         })
     }
 

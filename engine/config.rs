@@ -326,7 +326,8 @@ section! {
         /// When the reranker runs (a request may override it).
         mode: RerankMode = RerankMode::Auto,
         /// Directory holding the cross-encoder (`model.onnx` and its tokenizer files); default:
-        /// `models/reranker/` when the model manifest has a `[reranker]` entry.
+        /// `models/reranker/` once `scripts/fetch-models.sh --reranker` has installed the
+        /// manifest's `[reranker]` there.
         model: Option<String> = None,
         /// Fused hits the reranker rescores.
         top_k: usize = 20,
@@ -339,11 +340,13 @@ section! {
         max_length: usize = 256,
         /// Pairs per ONNX run. One: a pair's score does not depend on its batch (the packaged int8
         /// graph quantizes activations over the whole padded batch), the deadline is checked after
-        /// every pair, and nothing is padded (20 pairs of 60–256 tokens: 1.1 s one by one, 2.1 s as
-        /// one batch; 20 of 256 tokens each: 0.98 s against 0.73 s, `cargo bench --bench rerank`).
+        /// every pair, and nothing is padded: a pair costs its own length (20 pairs of exactly 256
+        /// tokens, where padding costs nothing: 0.98 s one by one, 0.73 s as one batch, `cargo
+        /// bench --bench rerank`).
         batch_size: usize = 1,
         /// Past this, the fused order stands (and the response says so). The packaged
-        /// cross-encoder takes 0.4–1 s for 20 hits here (p95 about 1 s).
+        /// cross-encoder took p50 0.27–0.65 s for 20 hits in the README's runs, 1 s for 20 pairs
+        /// of 256 tokens (`cargo bench --bench rerank`).
         deadline_ms: u64 = 2000,
         /// Auto mode: at least this many words…
         auto_min_words: usize = 4,
@@ -505,9 +508,10 @@ section! {
         /// context lists one line per file). 8 listed ~5 files; 24 raised the dev halves' hit
         /// rate (click 92 → 96%, ripgrep 83 → 88%).
         k: usize = 24,
-        /// Whether the cross-encoder reranks a prompt's hits (`[rerank] mode` is for `search`):
-        /// never by default, as ms-marco-MiniLM-L-12 takes ~1 s for 20 hits on this machine's
-        /// two cores (README, "Rerank").
+        /// Whether the cross-encoder reranks a prompt's hits (`[rerank] mode` is for `search` and
+        /// MCP): never by default, as ms-marco-MiniLM-L-12 takes 0.3–1 s for 20 hits on this
+        /// machine's two cores (README, "Rerank"); the hook then loads no reranker at all. Opted
+        /// in, `[hook] deadline_ms` must leave room for `[rerank] deadline_ms`.
         rerank: RerankMode = RerankMode::Never,
         /// Prompts with fewer words get no context.
         min_words: usize = 3,

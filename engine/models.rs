@@ -27,7 +27,7 @@ pub struct Manifest {
     pub runtime: RuntimeEntry,
     /// The embedding model.
     pub embedder: EmbedderEntry,
-    /// The cross-encoder, when one is configured (`None`: no reranker).
+    /// The optional cross-encoder (`None`: none listed); used once installed.
     #[serde(default)]
     pub reranker: Option<RerankerEntry>,
 }

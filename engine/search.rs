@@ -4,7 +4,7 @@
 //! [`Engine::context`] turns a response into the tiered context block an LLM gets.
 
 use crate::config::Weights;
-use crate::config::{FuseMethod, Mode, Settings};
+use crate::config::{FuseMethod, Mode, RerankMode, Settings};
 use crate::embed::{dot, Embedder, OnnxEmbedder};
 use crate::error::{Error, Result};
 use crate::fuse::{self, Fused, Leg, LegHit};
@@ -238,16 +238,30 @@ impl Engine {
     /// The model is loaded here rather than at the first query: loaded after the index, query
     /// embedding measured ~1.3 ms slower at p50 (`cargo bench --bench search`).
     pub(crate) fn open(dir: &Path, settings: Settings) -> Result<Engine> {
+        let rerank = settings.rerank.mode;
+        Engine::open_for(dir, settings, true, rerank)
+    }
+
+    /// [`Engine::open`] for the hook's daemon: the reranker is loaded only if `[hook] rerank`
+    /// wants it, so the hook never waits for a model it does not use.
+    pub(crate) fn open_for_hook(dir: &Path, settings: Settings) -> Result<Engine> {
+        let rerank = settings.hook.rerank;
+        Engine::open_for(dir, settings, true, rerank)
+    }
+
+    fn open_for(dir: &Path, settings: Settings, graph: bool, rerank: RerankMode) -> Result<Engine> {
         let models = Models::locate(dir.parent());
-        Ok(Engine::open_parts(dir, settings, &models, true, false)?.with_configured_reranker(models.as_ref().ok()))
+        Ok(Engine::open_parts(dir, settings, &models, graph, false)?
+            .with_configured_reranker(models.as_ref().ok(), rerank))
     }
 
     /// [`Engine::open`] for a process that answers one query and exits (the hook without its
     /// daemon): vectors are scanned exactly instead of loading the HNSW graph, which costs far
     /// more to load than an exact scan (16k vectors: graph load ~0.3 s, scan 1.7 ms).
+    /// It is the hook's, so it loads a reranker only if `[hook] rerank` wants one.
     pub(crate) fn open_one_shot(dir: &Path, settings: Settings) -> Result<Engine> {
-        let models = Models::locate(dir.parent());
-        Ok(Engine::open_parts(dir, settings, &models, false, false)?.with_configured_reranker(models.as_ref().ok()))
+        let rerank = settings.hook.rerank;
+        Engine::open_for(dir, settings, false, rerank)
     }
 
     /// Opens the index with the model of `models` (no reranker yet). When that is an error or
@@ -303,11 +317,11 @@ impl Engine {
             .map_err(String::clone)
     }
 
-    /// Loads the configured cross-encoder from `models`, if any and if reranking is not off. A
-    /// reranker that cannot load is reported in every response that wanted it; search still
-    /// answers.
-    pub(crate) fn with_configured_reranker(mut self, models: Option<&Models>) -> Engine {
-        if self.settings.rerank.mode == crate::config::RerankMode::Never {
+    /// Loads the configured cross-encoder from `models`, if any and unless `wanted` (the rerank
+    /// mode of the requests this engine will serve) is never. A reranker that cannot load is
+    /// reported in every response that wanted it; search still answers.
+    pub(crate) fn with_configured_reranker(mut self, models: Option<&Models>, wanted: RerankMode) -> Engine {
+        if wanted == RerankMode::Never {
             return self;
         }
         let Some(models) = models else { return self };

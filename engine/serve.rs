@@ -192,10 +192,11 @@ fn open_engine(index: &Path, settings: Settings, embedder: Option<Arc<dyn Embedd
     match embedder {
         Some(e) => {
             let models = crate::Models::locate(index.parent()).ok();
-            Ok(Engine::with_embedder(index, settings, Some(e), None)?.with_configured_reranker(models.as_ref()))
+            let rerank = settings.hook.rerank;
+            Ok(Engine::with_embedder(index, settings, Some(e), None)?.with_configured_reranker(models.as_ref(), rerank))
         }
         None => {
-            let engine = Engine::open(index, settings)?;
+            let engine = Engine::open_for_hook(index, settings)?;
             engine.warm_up()?;
             Ok(engine)
         }

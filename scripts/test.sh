@@ -3,7 +3,10 @@
 # test (unit, integration, model-dependent ones against the real model) and the golden-set gate.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-scripts/fetch-models.sh --reranker
+scripts/fetch-models.sh
+# The optional cross-encoder, for the test that loads it, in a models directory of its own: the
+# rest of the suite runs as a user who did not install it.
+scripts/fetch-models.sh --reranker --dest models/packaged-reranker
 scripts/make-test-reranker.sh
 cargo fmt --check
 # Modules depend one way (foundations -> ingest -> chunk -> ... -> search -> prompt -> hook, serve,

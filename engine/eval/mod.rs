@@ -508,6 +508,8 @@ pub fn candidates(
     for (id, text) in queries.iter().filter(|(id, _)| qrels.contains_key(*id)) {
         let mut req = crate::SearchRequest::new(text.as_str(), 100, crate::config::Mode::Hybrid);
         (req.explain, req.evidence) = (true, true);
+        // The fused order is what fit-fusion.py learns from, whatever `[rerank] mode` says.
+        req.rerank = Some(crate::config::RerankMode::Never);
         let resp = engine.search_with(&req)?;
         let hits: Vec<serde_json::Value> = resp
             .results

@@ -330,7 +330,7 @@ impl State {
             Some(model) => {
                 let models = crate::Models::locate(index.parent()).ok();
                 Engine::with_embedder(index, self.settings.clone(), Some(model), None)
-                    .map(|e| e.with_configured_reranker(models.as_ref()))
+                    .map(|e| e.with_configured_reranker(models.as_ref(), self.settings.rerank.mode))
             }
             None => Engine::open(index, self.settings.clone()).and_then(|e| e.warm_up().map(|_| e)),
         };
