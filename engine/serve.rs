@@ -275,13 +275,13 @@ impl Daemon {
         }
     }
 
-    /// Reopens the engine when a new generation appeared (an index run finished), keeping the model.
+    /// Reads the new generation when one appeared (an index run finished), keeping the model and
+    /// the reranker (as the MCP server does).
     fn refresh(&mut self) {
         if let Ok(Some(current)) = crate::index::store::current_generation(&self.index) {
             if current != self.engine.generation_dir() {
-                match open_engine(&self.index, self.settings.clone(), self.engine.embedder().cloned()) {
-                    Ok(e) => self.engine = e,
-                    Err(e) => eprintln!("engine serve: could not reopen the index: {e}"),
+                if let Err(e) = self.engine.reopen() {
+                    eprintln!("engine serve: could not reopen the index: {e}");
                 }
             }
         }

@@ -102,7 +102,6 @@ fn the_engine_blends_rerank_scores_and_reports_the_stage() {
         let squashed = weight * engine::rerank::sigmoid(logit);
         assert!(h.score >= squashed - 1e-6 && h.score <= squashed + (1.0 - weight) + 1e-6, "{h:?}");
     }
-
     // Never: no rerank report, fused scores.
     req.rerank = Some(RerankMode::Never);
     let plain = e.search_with(&req).unwrap();
