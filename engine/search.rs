@@ -231,31 +231,44 @@ fn timed<T>(slot: &mut f64, f: impl FnOnce() -> T) -> T {
 }
 
 impl Engine {
-    /// Opens the index at `dir` with the model found by [`Models::locate`], loading the HNSW
-    /// graph; if the model cannot load, the engine answers from BM25 and says so (`degraded`,
-    /// with the reason). The CLI's and the daemon's way in; library users go through
-    /// [`Engine::builder`], where a missing model is an error.
+    /// Opens the index for a server that stays up (the hook's daemon, the MCP server): reusing
+    /// `model` when one is already loaded, else loading it and warming it up; with a reranker only
+    /// if `rerank` (the mode of the requests it will serve) wants one, so a server never waits
+    /// for a model it does not use.
+    pub(crate) fn open_serving(
+        dir: &Path,
+        settings: Settings,
+        model: Option<Arc<dyn Embedder>>,
+        rerank: RerankMode,
+    ) -> Result<Engine> {
+        match model {
+            Some(model) => {
+                let models = Models::locate(dir.parent());
+                Ok(Engine::with_embedder(dir, settings, Some(model), None)?
+                    .with_configured_reranker(models.as_ref().ok(), rerank))
+            }
+            None => {
+                let engine = Engine::open_for(dir, settings, true, rerank)?;
+                engine.warm_up()?;
+                Ok(engine)
+            }
+        }
+    }
+
+    /// Opens the index at `dir` with the model found by [`Models::locate`], with the HNSW graph
+    /// if `graph`, and a reranker if `rerank` wants one; if the model cannot load, the engine
+    /// answers from BM25 and says so (`degraded`, with the reason). The daemon's and the MCP
+    /// server's way in ([`Engine::open_serving`]) and the one-shot hook's; library users go
+    /// through [`Engine::builder`], where a missing model is an error.
     /// The model is loaded here rather than at the first query: loaded after the index, query
     /// embedding measured ~1.3 ms slower at p50 (`cargo bench --bench search`).
-    pub(crate) fn open(dir: &Path, settings: Settings) -> Result<Engine> {
-        let rerank = settings.rerank.mode;
-        Engine::open_for(dir, settings, true, rerank)
-    }
-
-    /// [`Engine::open`] for the hook's daemon: the reranker is loaded only if `[hook] rerank`
-    /// wants it, so the hook never waits for a model it does not use.
-    pub(crate) fn open_for_hook(dir: &Path, settings: Settings) -> Result<Engine> {
-        let rerank = settings.hook.rerank;
-        Engine::open_for(dir, settings, true, rerank)
-    }
-
     fn open_for(dir: &Path, settings: Settings, graph: bool, rerank: RerankMode) -> Result<Engine> {
         let models = Models::locate(dir.parent());
         Ok(Engine::open_parts(dir, settings, &models, graph, false)?
             .with_configured_reranker(models.as_ref().ok(), rerank))
     }
 
-    /// [`Engine::open`] for a process that answers one query and exits (the hook without its
+    /// [`Engine::open_for`] for a process that answers one query and exits (the hook without its
     /// daemon): vectors are scanned exactly instead of loading the HNSW graph, which costs far
     /// more to load than an exact scan (16k vectors: graph load ~0.3 s, scan 1.7 ms).
     /// It is the hook's, so it loads a reranker only if `[hook] rerank` wants one.

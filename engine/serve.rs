@@ -189,18 +189,8 @@ fn inode(path: &Path) -> Option<u64> {
 
 /// Opens the engine for the daemon, reusing an already loaded embedder when there is one.
 fn open_engine(index: &Path, settings: Settings, embedder: Option<Arc<dyn Embedder>>) -> Result<Engine> {
-    match embedder {
-        Some(e) => {
-            let models = crate::Models::locate(index.parent()).ok();
-            let rerank = settings.hook.rerank;
-            Ok(Engine::with_embedder(index, settings, Some(e), None)?.with_configured_reranker(models.as_ref(), rerank))
-        }
-        None => {
-            let engine = Engine::open_for_hook(index, settings)?;
-            engine.warm_up()?;
-            Ok(engine)
-        }
-    }
+    let rerank = settings.hook.rerank;
+    Engine::open_serving(index, settings, embedder, rerank)
 }
 
 /// The daemon's state, shared by the thread answering requests and the watch thread.

@@ -326,14 +326,8 @@ impl State {
     /// Opens `index`, reusing the loaded model of `keep` when there is one.
     fn reopen(&mut self, index: &Path, keep: Option<&Open>) {
         let generation = generation_id(index);
-        let engine = match keep.and_then(|o| o.engine.embedder().cloned()) {
-            Some(model) => {
-                let models = crate::Models::locate(index.parent()).ok();
-                Engine::with_embedder(index, self.settings.clone(), Some(model), None)
-                    .map(|e| e.with_configured_reranker(models.as_ref(), self.settings.rerank.mode))
-            }
-            None => Engine::open(index, self.settings.clone()).and_then(|e| e.warm_up().map(|_| e)),
-        };
+        let model = keep.and_then(|o| o.engine.embedder().cloned());
+        let engine = Engine::open_serving(index, self.settings.clone(), model, self.settings.rerank.mode);
         let opened = engine.and_then(|engine| {
             let chunks = ChunkReader::open(engine.generation_dir())?;
             Ok(Open { engine, chunks, generation: generation.clone() })
