@@ -6,9 +6,7 @@
 //! chunks/s: the reference `scripts/bench-large.sh` compares indexing throughput with.
 
 use criterion::{criterion_group, BenchmarkId, Criterion, Throughput};
-use engine::config::EmbedConfig;
-use engine::embed::{Embedder, OnnxEmbedder};
-use engine::Models;
+use engine::{Embedder, Models, OnnxEmbedder, Settings};
 use std::time::{Duration, Instant};
 
 /// Deterministic prose-like chunks of about `tokens` model tokens.
@@ -71,7 +69,7 @@ fn chunks(n: usize, embedder: &OnnxEmbedder, tokens: usize) -> Vec<String> {
 fn bench(c: &mut Criterion) {
     let models = Models::locate(Some(std::path::Path::new(env!("CARGO_MANIFEST_DIR")))).expect("models");
     let started = Instant::now();
-    let embedder = OnnxEmbedder::load(&models, &EmbedConfig::default()).expect("model (run scripts/fetch-models.sh)");
+    let embedder = OnnxEmbedder::load(&models, &Settings::default()).expect("model (run scripts/fetch-models.sh)");
     println!("model load: {:.0} ms", started.elapsed().as_secs_f64() * 1e3);
 
     c.bench_function("embed/short_query", |b| b.iter(|| embedder.embed_query("how is the session cache invalidated")));
@@ -83,8 +81,9 @@ fn bench(c: &mut Criterion) {
     group.sample_size(10).warm_up_time(Duration::from_millis(1)).measurement_time(Duration::from_secs(1));
     group.throughput(Throughput::Elements(n as u64));
     for batch in [1usize, 8, 16, 32] {
-        let config = EmbedConfig { batch_size: batch, ..EmbedConfig::default() };
-        let e = OnnxEmbedder::load(&models, &config).unwrap();
+        let mut settings = Settings::default();
+        settings.set("embed.batch_size", batch).unwrap();
+        let e = OnnxEmbedder::load(&models, &settings).unwrap();
         group.bench_with_input(BenchmarkId::from_parameter(batch), &refs, |b, refs| b.iter(|| e.embed(refs).unwrap()));
     }
     group.finish();
@@ -93,7 +92,7 @@ fn bench(c: &mut Criterion) {
 /// Embeds every chunk of `path` as indexing does (title + body, 64 texts per call).
 fn raw_throughput(path: &str) {
     let models = Models::locate(Some(std::path::Path::new(env!("CARGO_MANIFEST_DIR")))).expect("models");
-    let embedder = OnnxEmbedder::load(&models, &EmbedConfig::default()).expect("model (run scripts/fetch-models.sh)");
+    let embedder = OnnxEmbedder::load(&models, &Settings::default()).expect("model (run scripts/fetch-models.sh)");
     let texts: Vec<String> = std::fs::read_to_string(path)
         .expect("ENGINE_BENCH_TEXTS file")
         .lines()

@@ -4,12 +4,8 @@
 //! Prints: raw embedder chunks/s, indexing chunks/s (walk + chunk + embed + tantivy + vectors,
 //! cold cache), their ratio, a no-change reindex time, and the process's peak RSS.
 
-use engine::chunk::chunk_document;
-use engine::config::Settings;
-use engine::embed::{Embedder, OnnxEmbedder};
-use engine::index::{self, embed_text, BuildOptions};
-use engine::ingest::{scan_beir, Source};
-use engine::Models;
+use engine::internals::{build, chunk_document, embed_text, scan_beir, ChunkConfig};
+use engine::{BuildOptions, Embedder, Models, OnnxEmbedder, Settings, Source};
 use std::io::Write;
 use std::time::Instant;
 
@@ -27,7 +23,7 @@ fn main() {
     let limit: usize = std::env::var("ENGINE_BENCH_DOCS").ok().and_then(|v| v.parse().ok()).unwrap_or(1000);
     let settings = Settings::default();
     let models = Models::locate(Some(root)).expect("models (run scripts/fetch-models.sh)");
-    let embedder = OnnxEmbedder::load(&models, &settings.embed).expect("embedder");
+    let embedder = OnnxEmbedder::load(&models, &settings).expect("embedder");
 
     // A corpus of the first `limit` documents.
     let tmp = tempfile::tempdir().unwrap();
@@ -43,7 +39,7 @@ fn main() {
     // Raw embedder throughput on exactly the chunks the indexer will embed.
     let count = |s: &str| embedder.count_tokens(s);
     let mut texts: Vec<String> =
-        docs.iter().flat_map(|d| chunk_document(d, &settings.chunk, &count)).map(|c| embed_text(&c)).collect();
+        docs.iter().flat_map(|d| chunk_document(d, &ChunkConfig::default(), &count)).map(|c| embed_text(&c)).collect();
     texts.sort_by_key(|t| std::cmp::Reverse(t.len()));
     texts.dedup();
     let t = Instant::now();
@@ -56,11 +52,11 @@ fn main() {
     // Full indexing, cold cache.
     let idx = tmp.path().join("idx");
     let source = Source::Beir(tmp.path().to_path_buf());
-    let report = index::build(&idx, &source, &settings, &embedder, &BuildOptions::default()).unwrap();
+    let report = build(&idx, &source, &settings, &embedder, &BuildOptions::default()).unwrap();
     let indexing = report.chunks_embedded as f64 / report.seconds.total;
     // No change.
     let t = Instant::now();
-    let again = index::build(&idx, &source, &settings, &embedder, &BuildOptions::default()).unwrap();
+    let again = build(&idx, &source, &settings, &embedder, &BuildOptions::default()).unwrap();
     let nochange = t.elapsed().as_secs_f64();
     assert_eq!(again.chunks_added, 0);
 

@@ -6,8 +6,7 @@
 //!     cargo bench --bench rerank
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use engine::rerank::{OnnxCrossEncoder, Reranker};
-use engine::Models;
+use engine::{Models, OnnxCrossEncoder, Reranker};
 
 fn passages() -> Vec<String> {
     (0..20)

@@ -5,9 +5,8 @@
 //! the index open, then criterion's end-to-end measurements per mode.
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use engine::config::Mode;
-use engine::eval::percentile;
-use engine::{Engine, SearchRequest};
+use engine::internals::percentile;
+use engine::{Engine, Mode, SearchRequest, Settings};
 use std::path::PathBuf;
 
 mod common;
@@ -73,8 +72,8 @@ fn bench(c: &mut Criterion) {
     stage_table(&engine, &queries, "hybrid (RRF)");
     // The same queries with learned fusion: its scoring shows in "fuse", the deeper candidate
     // list it reorders in "candidates".
-    let mut learned = engine::config::Settings::default();
-    learned.fuse.method = engine::config::FuseMethod::Learned;
+    let mut learned = Settings::default();
+    learned.set("fuse.method", "learned").unwrap();
     let learned = Engine::builder(&dir).settings(learned).open().expect("open index and model");
     learned.warm_up().expect("load the model");
     stage_table(&learned, &queries, "hybrid (learned fusion)");

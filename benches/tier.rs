@@ -4,7 +4,7 @@
 //!     cargo bench --bench tier
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use engine::config::{ContextConfig, TierConfig};
+use engine::internals::{context as pack_context, label, ContextConfig, TierConfig};
 use engine::{Embedder, Hit, Models, OnnxEmbedder};
 
 fn hits() -> Vec<Hit> {
@@ -43,8 +43,8 @@ fn bench(c: &mut Criterion) {
     let base = hits();
     let none = |_: &Hit| Vec::new();
     let mut sample = base.clone();
-    engine::tier::label(&mut sample, &tier);
-    let block = engine::tier::context("sessions redis", &sample, &context, &none, &count);
+    label(&mut sample, &tier);
+    let block = pack_context("sessions redis", &sample, &context, &none, &count);
     let t = std::time::Instant::now();
     let n: usize = (0..200).map(|_| count(&base[0].text)).sum();
     println!(
@@ -57,16 +57,16 @@ fn bench(c: &mut Criterion) {
     c.bench_function("label+context 20 hits", |b| {
         b.iter(|| {
             let mut h = base.clone();
-            engine::tier::label(&mut h, &tier);
-            engine::tier::context("sessions redis", &h, &context, &none, &count)
+            label(&mut h, &tier);
+            pack_context("sessions redis", &h, &context, &none, &count)
         })
     });
-    let legacy = ContextConfig { output_mode: engine::config::OutputMode::Legacy, ..context.clone() };
+    let legacy = ContextConfig { output_mode: engine::OutputMode::Legacy, ..context.clone() };
     c.bench_function("label+context 20 hits, legacy (all packed)", |b| {
         b.iter(|| {
             let mut h = base.clone();
-            engine::tier::label(&mut h, &tier);
-            engine::tier::context("sessions redis", &h, &legacy, &none, &count)
+            label(&mut h, &tier);
+            pack_context("sessions redis", &h, &legacy, &none, &count)
         })
     });
 }

@@ -2,17 +2,13 @@
 //!   scripts/bench-search.sh builds the index this reads (ENGINE_BENCH_INDEX) and runs it.
 //! Queries are real query embeddings (ENGINE_BENCH_QUERIES), embedded with the default model.
 
-use engine::config::{Settings, VectorConfig};
-use engine::embed::{Embedder, OnnxEmbedder};
-use engine::eval::percentile;
-use engine::index::store;
-use engine::index::vector::{Graph, VectorStore};
-use engine::Models;
+use engine::internals::{current_generation, dot, percentile, top_k, Graph, VectorConfig, VectorStore};
+use engine::{Embedder, Models, OnnxEmbedder, Settings};
 use std::time::Instant;
 
 fn main() {
     let dir = std::path::PathBuf::from(std::env::var("ENGINE_BENCH_INDEX").expect("ENGINE_BENCH_INDEX"));
-    let gen = store::current_generation(&dir).unwrap().expect("an index");
+    let gen = current_generation(&dir).unwrap().expect("an index");
     // ENGINE_BENCH_M / ENGINE_BENCH_EF_CONSTRUCTION: build settings to try instead of the defaults.
     let env = |name: &str, default: usize| std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default);
     let defaults = VectorConfig::default();
@@ -23,7 +19,7 @@ fn main() {
     };
     let store = VectorStore::open(&gen, false, &config).unwrap();
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let embedder = OnnxEmbedder::load(&Models::locate(Some(root)).unwrap(), &Settings::default().embed).unwrap();
+    let embedder = OnnxEmbedder::load(&Models::locate(Some(root)).unwrap(), &Settings::default()).unwrap();
     let mut texts = Vec::new();
     for f in std::env::var("ENGINE_BENCH_QUERIES").expect("ENGINE_BENCH_QUERIES").split(':') {
         for line in std::fs::read_to_string(f).unwrap().lines() {
@@ -94,10 +90,7 @@ fn main() {
         let (mut te, mut th, mut recall) = (Vec::new(), Vec::new(), 0.0);
         for q in &queries {
             let t = Instant::now();
-            let exact = engine::index::vector::top_k(
-                (0..n).map(|i| (i, engine::embed::dot(&data[i * dim..(i + 1) * dim], q))),
-                10,
-            );
+            let exact = top_k((0..n).map(|i| (i, dot(&data[i * dim..(i + 1) * dim], q))), 10);
             te.push(t.elapsed().as_secs_f64() * 1e3);
             let t = Instant::now();
             let approx = sub.search(q, 10, config.ef_search);

@@ -108,18 +108,31 @@ impl Error {
         Error::Io { context: context.into(), source }
     }
 
-    /// The process exit code for this error's class: 2 for bad input or usage (the caller can fix
-    /// the call), 3 for missing or broken models, 4 for index state (missing, incompatible,
-    /// locked, damaged), 1 for anything else.
-    pub fn exit_code(&self) -> i32 {
+    /// What kind of failure this is, for a caller that reacts by kind (the `engine` binary maps
+    /// each class to its exit code).
+    pub fn class(&self) -> ErrorClass {
         match self {
-            Error::InvalidInput(_) | Error::Config(_) => 2,
-            Error::IndexMissing { .. } => 2,
-            Error::ModelMissing { .. } | Error::ModelLoad { .. } | Error::ModelsDirNotFound { .. } => 3,
-            Error::IndexIncompatible { .. } | Error::Locked { .. } | Error::IndexCorrupt { .. } => 4,
-            Error::Inference(_) | Error::Io { .. } | Error::Tantivy(_) => 1,
+            Error::InvalidInput(_) | Error::Config(_) | Error::IndexMissing { .. } => ErrorClass::Input,
+            Error::ModelMissing { .. } | Error::ModelLoad { .. } | Error::ModelsDirNotFound { .. } => ErrorClass::Model,
+            Error::IndexIncompatible { .. } | Error::Locked { .. } | Error::IndexCorrupt { .. } => ErrorClass::Index,
+            Error::Inference(_) | Error::Io { .. } | Error::Tantivy(_) => ErrorClass::Other,
         }
     }
+}
+
+/// The kinds of [`Error`]: what a caller can do about one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorClass {
+    /// Bad input or usage: the caller can fix the call (an empty query, a bad value, no index
+    /// where one was named).
+    Input,
+    /// Model files missing or broken: install them again.
+    Model,
+    /// Index state: built by another model or schema, locked by a writer, or damaged; rebuild or
+    /// wait.
+    Index,
+    /// Anything else (I/O, inference).
+    Other,
 }
 
 /// `message` on one line: line breaks and other control characters (from a path, a config

@@ -3,8 +3,40 @@
 //! Their own module, so the stages that read them (labels, abstention, context) and the search that
 //! makes them do not depend on each other.
 
-use crate::fuse::LegContribution;
 use serde::Serialize;
+
+/// The retrieval legs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Leg {
+    /// Nearest neighbours of the query's embedding.
+    Vector,
+    /// BM25 over the chunks' text fields.
+    Lexical,
+    /// Chunks defining identifiers the query names.
+    Symbol,
+}
+
+/// One leg's hit: a key (vector id), its 1-based rank and its raw score in that leg.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct LegHit {
+    pub key: u64,
+    pub rank: usize,
+    pub score: f32,
+}
+
+/// What a leg contributed to a fused hit.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct LegContribution {
+    /// The leg that found the hit.
+    pub leg: Leg,
+    /// The hit's 1-based rank in that leg.
+    pub rank: usize,
+    /// The leg's own score: cosine for the vector leg, the full-text (BM25) score for the others.
+    pub raw_score: f32,
+    /// What the leg added to the RRF sum: weight / (k + rank).
+    pub rrf: f32,
+}
 
 /// How sure the engine is that a hit answers the query.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize, Default)]
@@ -47,7 +79,7 @@ pub struct Explain {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rerank_logit: Option<f32>,
     /// With learned fusion (`[fuse] method = "learned"`): the model's inputs by name
-    /// ([`crate::fuse::FEATURES`], in order), then its probability, which became the fused score.
+    /// (the learned fusion's features, in order), then its probability, which became the fused score.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub learned: Option<LearnedExplain>,
     /// The score the hit is ranked by (see [`Hit::score`]).

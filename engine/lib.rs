@@ -29,52 +29,47 @@
 //! # Ok(()) }
 //! ```
 //!
-//! The stages are modules of their own for programs that assemble a pipeline differently:
-//! [`ingest`] and [`chunk`] (files into chunks), [`embed`], [`index`], [`rerank`], [`tier`]
-//! (labels and the context block), [`eval`] (golden sets and BEIR collections), and the hook
-//! and its daemon ([`hook`], [`serve`]) that the `engine` binary runs.
+//! The crate root holds the whole public API: the engine and its builder, requests and responses,
+//! hits and the context block, settings, the two model traits ([`Embedder`], [`Reranker`]) with
+//! their ONNX implementations, and the error type. The stages behind it are private modules, one
+//! folder per concept (`docs/ARCHITECTURE.md` maps them): `ingest` and `chunk` (files into
+//! chunks), `embed`, `index`, `search` (intent, legs, fusion, rerank), `context` (labels,
+//! abstention, the block), `memory` (records, store, transcripts, capture), `integrations` (the
+//! Claude Code hook, its daemon, the MCP server) and `eval`. The `cli` feature (on by default)
+//! adds the `engine` command line as [`cli`].
 #![warn(missing_docs)]
 
-pub mod capture;
-pub mod chunk;
-pub mod config;
-pub mod embed;
-pub mod error;
-pub mod eval;
-pub mod hook;
-pub mod index;
-pub mod ingest;
-pub mod mcp;
-pub mod memory;
-pub mod models;
-pub mod rerank;
-pub mod serve;
-pub mod tier;
-pub mod transcript;
-
-mod abstain;
-mod atomic;
-mod builder;
-mod fuse;
+mod chunk;
+#[cfg(feature = "cli")]
+pub mod cli;
+mod config;
+mod context;
+mod embed;
+mod error;
+mod eval;
+mod files;
 mod hit;
-mod intent;
-mod json_file;
-mod prompt;
-mod record;
+mod index;
+mod ingest;
+mod integrations;
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+pub mod internals;
+mod memory;
+mod models;
 mod search;
 mod secrets;
 
-pub use abstain::Verdict;
-pub use builder::EngineBuilder;
-pub use config::{Mode, Settings, SettingsLayer};
+pub use config::{FuseMethod, Mode, OutputMode, RerankMode, Settings};
+pub use context::abstain::Verdict;
+pub use context::tier::{ContextBlock, Layer, Rule, Shown};
 pub use embed::{Embedder, HashEmbedder, OnnxEmbedder};
-pub use error::{Error, Result};
-pub use fuse::{Leg, LegContribution};
-pub use hit::{Confidence, Evidence, Explain, Hit, LearnedExplain};
-pub use index::{BuildOptions, IndexReport};
+pub use error::{Error, ErrorClass, Result};
+pub use hit::{Confidence, Evidence, Explain, Hit, LearnedExplain, Leg, LegContribution};
+pub use index::{BuildOptions, IndexReport, Seconds};
 pub use ingest::Source;
-pub use intent::{Intent, IntentResult};
 pub use models::Models;
-pub use rerank::{RerankReport, Reranker};
+pub use search::builder::EngineBuilder;
+pub use search::intent::{Intent, IntentResult};
+pub use search::rerank::{OnnxCrossEncoder, RerankReport, Reranker};
 pub use search::{Engine, SearchRequest, SearchResponse, Timings, VectorCoverage};
-pub use tier::ContextBlock;

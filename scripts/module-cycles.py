@@ -1,26 +1,38 @@
 #!/usr/bin/env python3
-"""Prints the library's module graph (top-level modules of engine/, test code excluded) and exits 1
-when two modules depend on each other, directly or through others.
+"""Prints the library's module graph and exits 1 when modules depend on each other in a cycle,
+directly or through others, naming the edges.
 
     python3 scripts/module-cycles.py [--graph]
+
+Checked at every level of the tree: the top-level modules of engine/ among themselves, and the
+children of each folder module among themselves (`integrations::hook` and `integrations::daemon`,
+`memory::capture` and `memory::store`…). A module includes everything below it. A folder's own
+`mod.rs` is not one of its children: a child using what its parent declares is how Rust folders
+are built. Test code and comments are not dependencies.
 """
 import os
 import re
 import sys
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "engine")
-# The crate roots, and the binary's own module (it uses the library by its name, `engine::`).
-SKIP = {"lib", "main", "cli"}
+# The crate roots: lib.rs declares everything, main.rs only calls the cli.
+SKIP = {"lib.rs", "main.rs"}
 
 
-def modules():
+def module_files():
+    """Every module file with its path (`search::fuse`); a folder's mod.rs is the folder's module."""
     out = {}
-    for entry in sorted(os.listdir(ROOT)):
-        path = os.path.join(ROOT, entry)
-        if entry.endswith(".rs") and entry[:-3] not in SKIP:
-            out[entry[:-3]] = [path]
-        elif os.path.isdir(path):
-            out[entry] = [os.path.join(dp, f) for dp, _, fs in os.walk(path) for f in fs if f.endswith(".rs")]
+    for dirpath, _, files in os.walk(ROOT):
+        for f in files:
+            if not f.endswith(".rs"):
+                continue
+            rel = os.path.relpath(os.path.join(dirpath, f), ROOT)
+            if rel in SKIP:
+                continue
+            parts = rel[:-3].split(os.sep)
+            if parts[-1] == "mod":
+                parts = parts[:-1]
+            out["::".join(parts)] = os.path.join(dirpath, f)
     return out
 
 
@@ -39,22 +51,44 @@ def reexports():
     with open(os.path.join(ROOT, "lib.rs"), encoding="utf-8") as f:
         lib = f.read()
     out = {}
-    for module, names in re.findall(r"pub use (\w+)::(\{[^}]*\}|\w+);", lib):
+    for path, names in re.findall(r"pub use ([\w:]+)::(\{[^}]*\}|\w+);", lib):
         for name in re.findall(r"\w+", names):
-            out[name] = module
+            out[name] = path
     return out
 
 
-REEXPORTS = reexports()
+def deepest(path, modules):
+    """The longest prefix of a `a::b::c` path that is a module."""
+    parts = path.split("::")
+    for n in range(len(parts), 0, -1):
+        candidate = "::".join(parts[:n])
+        if candidate in modules:
+            return candidate
+    return None
 
 
-def references(text, names):
-    found = set(re.findall(r"\bcrate::([a-z_]+)", text))
-    for group in re.findall(r"\bcrate::\{([^}]*)\}", text, re.S):
-        found |= set(re.findall(r"(?:^|,)\s*([a-z_]+)", group))
-        found |= {REEXPORTS[n] for n in re.findall(r"\b([A-Z]\w*)", group) if n in REEXPORTS}
-    found |= {REEXPORTS[n] for n in re.findall(r"\bcrate::([A-Z]\w*)", text) if n in REEXPORTS}
-    return found & names
+def references(module, text, modules, reexported):
+    """The modules a module's code names: `crate::…` paths (with `{…}` groups), `super::…`
+    paths, and names the crate root re-exports."""
+    found = set()
+    paths = []
+    for head, group in re.findall(r"\b(crate|super(?:::super)*)::((?:\w+::)*\{[^}]*\}|[\w:]+)", text, re.S):
+        base = [] if head == "crate" else module.split("::")[: -head.count("super")]
+        if group.endswith("}"):
+            prefix, inner = group.split("{", 1)
+            for item in re.split(r",", inner.rstrip("}")):
+                item = item.strip().split(" as ")[0].strip()
+                if item:
+                    paths.append(base + [p for p in (prefix + item).split("::") if p and p != "self"])
+        else:
+            paths.append(base + [p for p in group.split("::") if p])
+    for parts in paths:
+        if len(parts) >= 1 and parts[-1] in reexported and parts[:-1] == []:
+            parts = reexported[parts[-1]].split("::")
+        target = deepest("::".join(parts), modules)
+        if target:
+            found.add(target)
+    return found
 
 
 def cycles(graph):
@@ -90,19 +124,42 @@ def cycles(graph):
 
 
 def main():
-    mods = modules()
-    names = set(mods)
-    graph = {}
-    for name, files in mods.items():
-        text = "".join(code_of(open(f).read()) for f in files)
-        graph[name] = references(text, names) - {name}
-    if "--graph" in sys.argv:
-        for name in sorted(graph):
-            print(f"{name} -> {', '.join(sorted(graph[name])) or '(nothing)'}")
-    found = cycles(graph)
-    for component in found:
-        edges = [f"{a} -> {b}" for a in component for b in sorted(graph[a]) if b in component]
-        print(f"cycle: {', '.join(component)} ({'; '.join(edges)})")
+    files = module_files()
+    modules = set(files)
+    reexported = reexports()
+    uses = {m: references(m, code_of(open(f, encoding="utf-8").read()), modules, reexported) for m, f in files.items()}
+    found = []
+    parents = {""} | {m.rsplit("::", 1)[0] for m in modules if "::" in m}
+    for parent in sorted(parents):
+        children = sorted(m for m in modules if (m.rsplit("::", 1)[0] if "::" in m else "") == parent)
+        if len(children) < 2:
+            continue
+
+        def child_of(target):
+            for c in children:
+                if target == c or target.startswith(c + "::"):
+                    return c
+            return None
+
+        graph = {c: set() for c in children}
+        for m, targets in uses.items():
+            source = child_of(m)
+            if source is None:
+                continue
+            for t in targets:
+                dest = child_of(t)
+                if dest is not None and dest != source:
+                    graph[source].add(dest)
+        if "--graph" in sys.argv:
+            print(f"[{parent or 'engine'}]")
+            for name in children:
+                shown = lambda n: n.rsplit("::", 1)[-1]
+                print(f"  {shown(name)} -> {', '.join(shown(d) for d in sorted(graph[name])) or '(nothing)'}")
+        for component in cycles(graph):
+            edges = [f"{a} -> {b}" for a in component for b in sorted(graph[a]) if b in component]
+            found.append(f"cycle: {', '.join(component)} ({'; '.join(edges)})")
+    for line in found:
+        print(line)
     sys.exit(1 if found else 0)
 
 

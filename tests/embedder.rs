@@ -1,9 +1,8 @@
 //! Tests against the real embedding model (installed by scripts/fetch-models.sh). They always run:
 //! a missing model is a test failure with the fix in the message, never a skip.
 
-use engine::config::EmbedConfig;
-use engine::embed::{dot, Embedder, OnnxEmbedder};
-use engine::{Error, Models};
+use engine::internals::{dot, LazyOnnxEmbedder, WordPieceCounter};
+use engine::{Embedder, Error, Models, OnnxEmbedder, Settings};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -18,7 +17,7 @@ fn models() -> Models {
 fn embedder() -> &'static OnnxEmbedder {
     static E: OnceLock<OnnxEmbedder> = OnceLock::new();
     E.get_or_init(|| {
-        OnnxEmbedder::load(&models(), &EmbedConfig::default())
+        OnnxEmbedder::load(&models(), &Settings::default())
             .unwrap_or_else(|e| panic!("{e} — the real model is required for these tests"))
     })
 }
@@ -119,17 +118,17 @@ fn broken_models_dir(broken: &str, contents: Option<&[u8]>) -> tempfile::TempDir
 #[test]
 fn a_missing_model_file_names_the_file_and_the_fix() {
     let dir = broken_models_dir("model.onnx", None);
-    let err = OnnxEmbedder::load(&Models::open(dir.path()).unwrap(), &EmbedConfig::default()).err().unwrap();
+    let err = OnnxEmbedder::load(&Models::open(dir.path()).unwrap(), &Settings::default()).err().unwrap();
     assert!(matches!(err, Error::ModelMissing { .. }), "{err}");
     let msg = err.to_string();
     assert!(msg.contains("model.onnx") && msg.contains("scripts/fetch-models.sh"), "{msg}");
-    assert_eq!(err.exit_code(), 3);
+    assert_eq!(err.class(), engine::ErrorClass::Model);
 }
 
 #[test]
 fn a_corrupt_model_file_names_the_file_and_the_fix() {
     let dir = broken_models_dir("model.onnx", Some(b"this is not an onnx graph"));
-    let err = OnnxEmbedder::load(&Models::open(dir.path()).unwrap(), &EmbedConfig::default()).err().unwrap();
+    let err = OnnxEmbedder::load(&Models::open(dir.path()).unwrap(), &Settings::default()).err().unwrap();
     let msg = err.to_string();
     assert!(matches!(err, Error::ModelLoad { .. }), "{msg}");
     assert!(msg.contains("model.onnx") && msg.contains("scripts/fetch-models.sh"), "{msg}");
@@ -138,7 +137,7 @@ fn a_corrupt_model_file_names_the_file_and_the_fix() {
 #[test]
 fn a_corrupt_tokenizer_names_the_tokenizer() {
     let dir = broken_models_dir("tokenizer.json", Some(b"{ not json"));
-    let err = OnnxEmbedder::load(&Models::open(dir.path()).unwrap(), &EmbedConfig::default()).err().unwrap();
+    let err = OnnxEmbedder::load(&Models::open(dir.path()).unwrap(), &Settings::default()).err().unwrap();
     let msg = err.to_string();
     assert!(msg.contains("tokenizer.json") && msg.contains("scripts/fetch-models.sh"), "{msg}");
 }
@@ -182,7 +181,7 @@ fn the_fast_token_count_matches_the_tokenizer_on_every_corpus_file() {
     let mut tok = tokenizers::Tokenizer::from_file(root().join("models/tokenizer.json")).unwrap();
     tok.with_padding(None);
     tok.with_truncation(None).unwrap();
-    let fast = engine::embed::WordPieceCounter::new(&tok).expect("MiniLM uses BERT WordPiece");
+    let fast = WordPieceCounter::new(&tok).expect("MiniLM uses BERT WordPiece");
     let mut files = Vec::new();
     for dir in ["sample", "golden", "engine", "tests"] {
         for e in ignore::WalkBuilder::new(root().join(dir)).hidden(false).build().flatten() {
@@ -218,7 +217,7 @@ fn the_fast_token_count_matches_the_tokenizer_on_every_corpus_file() {
 
 #[test]
 fn a_released_model_loads_again_and_embeds_the_same() {
-    let lazy = engine::embed::LazyOnnxEmbedder::new(models(), EmbedConfig::default());
+    let lazy = LazyOnnxEmbedder::new(models(), &Settings::default());
     let text = "Sessions are stored in Redis so that every web node sees them.";
     let before = lazy.embed(&[text]).unwrap();
     lazy.release();
@@ -245,7 +244,7 @@ fn the_derived_graph_computes_the_packaged_model() {
     let derived = "[[embedder.derived]]";
     assert!(manifest.contains(derived), "models.toml derives the graph");
     std::fs::write(packaged.path().join("models.toml"), manifest.replace(derived, "[[unused]]")).unwrap();
-    let package = OnnxEmbedder::load(&Models::open(packaged.path()).unwrap(), &EmbedConfig::default()).unwrap();
+    let package = OnnxEmbedder::load(&Models::open(packaged.path()).unwrap(), &Settings::default()).unwrap();
     let texts = [
         "how is the session cache invalidated",
         "A man is eating food.",

@@ -86,7 +86,7 @@ fn an_index_from_another_model_asks_for_a_rebuild() {
 fn a_second_writer_gets_a_clear_message() {
     let corpus = sample_copy();
     let idx = tempfile::tempdir().unwrap();
-    let _held = engine::index::store::WriterLock::acquire(idx.path()).unwrap();
+    let _held = engine::internals::WriterLock::acquire(idx.path()).unwrap();
     let (code, _, err) =
         engine(&["index", corpus.path().to_str().unwrap(), "--index", idx.path().to_str().unwrap()], None);
     assert_eq!(code, 4, "{err}");

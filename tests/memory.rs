@@ -4,7 +4,7 @@
 //! A test binary of its own, with one test: it counts every allocation of the process, which
 //! other tests running beside it would disturb.
 
-use engine::index::{self, vector::VectorStore};
+use engine::internals::{build, current_generation, VectorConfig, VectorStore};
 use engine::{BuildOptions, HashEmbedder, Settings, Source};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::Path;
@@ -72,18 +72,19 @@ fn measure(files: usize) -> (usize, usize, usize) {
     corpus(&root, files, 8);
     let mut settings = Settings::default();
     // Every size builds an HNSW graph, the structure that dominates at scale.
-    settings.vector.exact_below = 0;
+    settings.set("vector.exact_below", 0).unwrap();
     let embedder = HashEmbedder::new(DIM);
     let index_dir = dir.path().join("idx");
 
     let start = LIVE.load(Relaxed);
     PEAK.store(start, Relaxed);
-    let report = index::build(&index_dir, &Source::Dir(root), &settings, &embedder, &BuildOptions::default()).unwrap();
+    let report = build(&index_dir, &Source::Dir(root), &settings, &embedder, &BuildOptions::default()).unwrap();
     let peak = PEAK.load(Relaxed) - start;
 
     let before = LIVE.load(Relaxed);
-    let generation = index::store::current_generation(&index_dir).unwrap().unwrap();
-    let store = VectorStore::open(&generation, true, &settings.vector).unwrap();
+    let generation = current_generation(&index_dir).unwrap().unwrap();
+    let store =
+        VectorStore::open(&generation, true, &VectorConfig { exact_below: 0, ..VectorConfig::default() }).unwrap();
     let held = LIVE.load(Relaxed) - before;
     drop(store);
     (report.chunks_added, peak, held)

@@ -7,9 +7,7 @@
 //! quality is measured by `engine eval --modes hybrid,hybrid+rerank` (README, "Rerank").
 
 use crate::common::*;
-use engine::config::{Mode, RerankMode};
-use engine::rerank::{OnnxCrossEncoder, Reranker};
-use engine::{Engine, Models, SearchRequest, Settings};
+use engine::{Engine, Mode, Models, OnnxCrossEncoder, RerankMode, Reranker, SearchRequest, Settings};
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
@@ -76,8 +74,21 @@ fn batches_give_the_scores_of_single_pairs() {
 }
 
 fn engine_with(settings: Settings) -> Engine {
-    let r: Arc<dyn Reranker> = Arc::new(reranker(settings.rerank.max_length));
+    let r: Arc<dyn Reranker> = Arc::new(reranker(settings.get("rerank.max_length").unwrap()));
     Engine::builder(sample_index()).settings(settings).reranker(r).open().unwrap()
+}
+
+/// The test cross-encoder, taking at least 5 ms a call: past a 1 ms deadline after its first.
+struct Slowed(OnnxCrossEncoder);
+
+impl Reranker for Slowed {
+    fn id(&self) -> &str {
+        self.0.id()
+    }
+    fn score(&self, query: &str, passages: &[&str]) -> engine::Result<Vec<f32>> {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        self.0.score(query, passages)
+    }
 }
 
 #[test]
@@ -94,12 +105,12 @@ fn the_engine_blends_rerank_scores_and_reports_the_stage() {
     for w in resp.results.windows(2) {
         assert!(w[0].score >= w[1].score);
     }
-    let weight = Settings::default().rerank.weight;
+    let weight: f32 = Settings::default().get("rerank.weight").unwrap();
     for h in &resp.results {
         let x = h.explain.as_ref().unwrap();
         let logit = x.rerank_logit.expect("every returned hit was reranked");
         // The blend puts the squashed logit's share under every score, and the fused share on top.
-        let squashed = weight * engine::rerank::sigmoid(logit);
+        let squashed = weight * engine::internals::sigmoid(logit);
         assert!(h.score >= squashed - 1e-6 && h.score <= squashed + (1.0 - weight) + 1e-6, "{h:?}");
     }
     // Never: no rerank report, fused scores.
@@ -121,14 +132,15 @@ fn auto_reranks_deep_questions_only() {
 #[test]
 fn a_passed_deadline_keeps_the_fused_order_and_says_so() {
     let mut s = Settings::default();
-    s.rerank.deadline_ms = 0;
-    let e = engine_with(s);
+    s.set("rerank.deadline_ms", 1).unwrap();
+    let r: Arc<dyn Reranker> = Arc::new(Slowed(reranker(s.get("rerank.max_length").unwrap())));
+    let e = Engine::builder(sample_index()).settings(s).reranker(r).open().unwrap();
     let mut req = SearchRequest::new("why did sessions move from memcached to redis", 5, Mode::Hybrid);
     req.rerank = Some(RerankMode::Always);
     let resp = e.search_with(&req).unwrap();
     let r = resp.rerank.as_ref().unwrap();
     assert!(!r.applied);
-    assert!(r.reason.as_deref().unwrap().contains("deadline of 0 ms"), "{r:?}");
+    assert!(r.reason.as_deref().unwrap().contains("deadline of 1 ms"), "{r:?}");
     req.rerank = Some(RerankMode::Never);
     let plain = e.search_with(&req).unwrap();
     let ids = |r: &engine::SearchResponse| r.results.iter().map(|h| h.id.clone()).collect::<Vec<_>>();

@@ -2,7 +2,7 @@
 //! and blown up to the size of a long working day.
 
 use crate::common::transcripts;
-use engine::transcript::{self, EventKind, ReadStats};
+use engine::internals::transcript::{self, EventKind, ReadStats};
 use std::io::Write;
 
 const LONG: [&str; 2] = ["8463c716-a2ea-4c14-9efa-87158ebd9f20", "4d5611e5-241a-462a-8d15-5122611a9569"];

@@ -5,7 +5,7 @@
 use super::{pack, paragraphs, Chunk, Counter};
 use crate::config::ChunkConfig;
 use crate::ingest::Document;
-use crate::record::parse;
+use crate::memory::record::parse;
 
 /// Chunks a file of memory records; a file that does not parse as records gives no chunks.
 pub fn chunk(doc: &Document, config: &ChunkConfig, count: Counter) -> Vec<Chunk> {

@@ -10,7 +10,7 @@
 
 use super::{Metrics, Qrels, Report};
 use crate::error::{Error, IoContext, Result};
-use crate::intent::Intent;
+use crate::search::intent::Intent;
 use crate::Hit;
 use serde::Deserialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -79,9 +79,11 @@ struct SetFile {
     corpus: Option<String>,
     /// A corpus fetched by `scripts/fetch-corpora.sh` (a table of `golden/corpora.toml`).
     corpus_ref: Option<String>,
-    /// Claude Code transcripts (in `ENGINE_TRANSCRIPTS`): the corpus is what capture makes of them.
+    /// Claude Code transcripts: the corpus is what capture makes of them.
     #[serde(default)]
     transcripts: Vec<String>,
+    /// Where the transcripts are, relative to the set file (`ENGINE_TRANSCRIPTS` overrides).
+    transcripts_dir: Option<String>,
     #[serde(default, rename = "query")]
     queries: Vec<QueryFile>,
 }
@@ -116,7 +118,9 @@ pub struct GoldenQuery {
     pub held_out: bool,
     /// The intent the classifier should find (`None`: not labelled).
     pub intent: Option<Intent>,
-    /// Expected confidence of the best hit (`None`: not stated).
+    /// Expected confidence of the best hit (`None`: not stated). Set files may state it
+    /// (golden/README.md); no figure is computed from it.
+    #[allow(dead_code)]
     pub tier: Option<ExpectedTier>,
     /// What the prompt is; without a `kind` in the file, answerable when a judgment is positive, else no-answer.
     pub kind: QueryKind,
@@ -132,7 +136,8 @@ pub struct GoldenQuery {
 pub struct GoldenSet {
     /// The set's name: `name` in `set.toml`, else its directory's name.
     pub name: String,
-    /// Free-text description from `set.toml` (empty when absent).
+    /// Free-text description from `set.toml` (empty when absent): for the reader of the file.
+    #[allow(dead_code)]
     pub description: String,
     /// The `set.toml` the set was read from.
     pub file: PathBuf,
@@ -155,26 +160,10 @@ impl GoldenSet {
         let text = std::fs::read_to_string(&file).ctx(|| format!("reading golden set {}", file.display()))?;
         let parsed: SetFile = toml::from_str(&text).map_err(|e| invalid(&file, e.to_string().trim().to_string()))?;
         let dir = file.parent().unwrap_or(Path::new("."));
+        let transcripts = transcript_files(&file, &parsed)?;
         let name = parsed.name.unwrap_or_else(|| {
             dir.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_else(|| "golden".into())
         });
-        let mut transcripts = Vec::new();
-        if !parsed.transcripts.is_empty() {
-            let dir = transcripts_dir();
-            for t in &parsed.transcripts {
-                let path = dir.join(t);
-                if !path.is_file() {
-                    return Err(invalid(
-                        &file,
-                        format!(
-                            "transcript {} is missing (set ENGINE_TRANSCRIPTS to the shared transcripts directory)",
-                            path.display()
-                        ),
-                    ));
-                }
-                transcripts.push(path);
-            }
-        }
         let corpus = match (&parsed.corpus, &parsed.corpus_ref) {
             _ if !transcripts.is_empty() => {
                 if parsed.corpus.is_some() || parsed.corpus_ref.is_some() {
@@ -279,7 +268,13 @@ impl GoldenSet {
         }
         std::fs::create_dir_all(&self.corpus).ctx(|| format!("creating {}", self.corpus.display()))?;
         for t in &self.transcripts {
-            crate::capture::capture(t, &self.corpus, crate::capture::Trigger::SessionEnd, None, capture)?;
+            crate::memory::capture::capture(
+                t,
+                &self.corpus,
+                crate::memory::capture::Trigger::SessionEnd,
+                None,
+                capture,
+            )?;
         }
         Ok(())
     }
@@ -313,13 +308,29 @@ pub(crate) fn corpora_dir() -> PathBuf {
         .join("engine/corpora")
 }
 
-/// The shared Claude Code transcripts: `ENGINE_TRANSCRIPTS`, else `../shared/transcripts` next to
-/// the checkout this binary was built from.
-pub(crate) fn transcripts_dir() -> PathBuf {
-    std::env::var_os("ENGINE_TRANSCRIPTS")
-        .filter(|d| !d.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/transcripts"))
+/// A transcript set's transcripts: in `ENGINE_TRANSCRIPTS`, else in the set's `transcripts_dir`
+/// (relative to the set file); each as named, or compressed beside it (`name.zst`).
+fn transcript_files(file: &Path, parsed: &SetFile) -> Result<Vec<PathBuf>> {
+    if parsed.transcripts.is_empty() {
+        return Ok(Vec::new());
+    }
+    let dir = match (std::env::var_os("ENGINE_TRANSCRIPTS").filter(|d| !d.is_empty()), &parsed.transcripts_dir) {
+        (Some(env), _) => PathBuf::from(env),
+        (None, Some(d)) => file.parent().unwrap_or(Path::new(".")).join(d),
+        (None, None) => {
+            return Err(invalid(file, "a transcript set needs transcripts_dir (or ENGINE_TRANSCRIPTS)".into()))
+        }
+    };
+    let mut out = Vec::new();
+    for t in &parsed.transcripts {
+        let plain = dir.join(t);
+        let packed = dir.join(format!("{t}.zst"));
+        match [plain, packed].into_iter().find(|p| p.is_file()) {
+            Some(path) => out.push(path),
+            None => return Err(invalid(file, format!("transcript {t} is missing from {}", dir.display()))),
+        }
+    }
+    Ok(out)
 }
 
 /// Where a transcript set's captured project is made (under the engine's cache directory).
@@ -495,8 +506,10 @@ pub fn hook_quality(engine: &crate::Engine, set: &GoldenSet, split: Split) -> Re
     let mut q = HookQuality::default();
     let (mut chars, mut tokens, mut given) = (0usize, 0usize, 0usize);
     for query in set.queries(split) {
-        let block = match crate::prompt::gate(&query.text, config) {
-            crate::prompt::Gate::Search(text) => crate::prompt::prompt_context(engine, &text)?,
+        let block = match crate::integrations::prompt::gate(&query.text, config) {
+            crate::integrations::prompt::Gate::Search(text) => {
+                crate::integrations::prompt::prompt_context(engine, &text)?
+            }
             _ => None,
         };
         let relevant: HashSet<String> =
@@ -506,8 +519,10 @@ pub fn hook_quality(engine: &crate::Engine, set: &GoldenSet, split: Split) -> Re
             query.relevant.iter().filter(|(_, g)| **g == top).map(|(k, _)| path_of(k).to_string()).collect();
         // Judged by fact, a set has no relevant documents to check a "high" hit against.
         let by_document = query.expect.is_empty();
-        for shown in
-            block.iter().flat_map(|b| &b.shown).filter(|s| by_document && s.confidence == crate::tier::Confidence::High)
+        for shown in block
+            .iter()
+            .flat_map(|b| &b.shown)
+            .filter(|s| by_document && s.confidence == crate::context::tier::Confidence::High)
         {
             q.high += 1;
             q.high_relevant += usize::from(relevant.contains(&shown.path));
@@ -556,10 +571,10 @@ pub fn features(engine: &crate::Engine, set: &GoldenSet) -> Result<Vec<serde_jso
     let config = &engine.settings.hook;
     let mut out = Vec::new();
     for query in &set.queries {
-        let gated = crate::prompt::gate(&query.text, config);
+        let gated = crate::integrations::prompt::gate(&query.text, config);
         let resp = match &gated {
-            crate::prompt::Gate::Search(text) => {
-                let mut req = crate::prompt::request(text.as_str(), config);
+            crate::integrations::prompt::Gate::Search(text) => {
+                let mut req = crate::integrations::prompt::request(text.as_str(), config);
                 req.evidence = true;
                 // For the cross-encoder's logits, when `[hook] rerank` runs one.
                 req.explain = true;
@@ -586,7 +601,7 @@ pub fn features(engine: &crate::Engine, set: &GoldenSet) -> Result<Vec<serde_jso
             *e = (*e).max(*g);
         }
         // What the hook would hand over, and for a set judged by fact whether it holds the fact.
-        let block = resp.as_ref().and_then(|r| crate::prompt::block_for(engine, r));
+        let block = resp.as_ref().and_then(|r| crate::integrations::prompt::block_for(engine, r));
         let answered =
             (!query.expect.is_empty()).then(|| block.as_ref().is_some_and(|b| expect_met(&b.text, &query.expect)));
         out.push(serde_json::json!({
@@ -604,7 +619,7 @@ pub fn features(engine: &crate::Engine, set: &GoldenSet) -> Result<Vec<serde_jso
 /// How many queries with an expected intent the classifier gets right: (right, labelled).
 pub fn intent_accuracy(set: &GoldenSet, split: Split) -> (usize, usize) {
     let labelled: Vec<(&GoldenQuery, Intent)> = set.queries(split).filter_map(|q| q.intent.map(|i| (q, i))).collect();
-    let right = labelled.iter().filter(|(q, i)| crate::intent::classify(&q.text).top == *i).count();
+    let right = labelled.iter().filter(|(q, i)| crate::search::intent::classify(&q.text).top == *i).count();
     (right, labelled.len())
 }
 

@@ -9,9 +9,23 @@ pub mod golden;
 use crate::error::{Error, IoContext, Result};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// query id → (document id → grade)
+/// Where `engine eval` keeps the index of a collection or golden corpus (`kind` is `beir` or
+/// `golden`), keyed by its absolute path: datasets may be read-only, and indexes are reused.
+pub fn cache_index_dir(kind: &str, corpus: &Path) -> PathBuf {
+    let abs = std::path::absolute(corpus).unwrap_or_else(|_| corpus.to_path_buf());
+    let name = abs.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_else(|| "corpus".into());
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .unwrap_or_else(std::env::temp_dir);
+    use sha2::Digest;
+    let tag = hex::encode(&sha2::Sha256::digest(abs.to_string_lossy().as_bytes())[..4]);
+    base.join("engine").join(kind).join(format!("{name}-{tag}"))
+}
+
 pub(crate) type Qrels = BTreeMap<String, HashMap<String, i32>>;
 
 /// Reads qrels: `query-id corpus-id score` (BEIR, an optional header) or `qid 0 docid score`
@@ -467,8 +481,10 @@ pub(crate) fn run_queries(
 
 /// The detected intent of each query, for the per-intent breakdown.
 pub(crate) fn intent_groups(queries: &[(String, String)]) -> Groupings {
-    let intents =
-        queries.iter().map(|(id, q)| (id.clone(), crate::intent::classify(q).top.as_str().to_string())).collect();
+    let intents = queries
+        .iter()
+        .map(|(id, q)| (id.clone(), crate::search::intent::classify(q).top.as_str().to_string()))
+        .collect();
     [("intent".to_string(), intents)].into_iter().collect()
 }
 

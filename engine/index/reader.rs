@@ -4,7 +4,7 @@
 
 use crate::config::Bm25Config;
 use crate::error::{Error, Result};
-use crate::fuse::LegHit;
+use crate::hit::LegHit;
 use crate::hit::{Confidence, Hit};
 use crate::index::bm25::{self, Fields};
 use std::path::{Path, PathBuf};

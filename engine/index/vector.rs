@@ -54,6 +54,7 @@ pub struct VectorStore {
 
 impl VectorStore {
     /// An empty store.
+    #[cfg(any(test, feature = "internals"))]
     pub fn empty(dim: usize) -> VectorStore {
         VectorStore { dim, vids: Vec::new(), data: Vec::new(), graph: None, graph_rows: 0, dead: 0, ef_search: 64 }
     }
@@ -70,11 +71,13 @@ impl VectorStore {
     }
 
     /// The HNSW candidate-list size searches use (see [`VectorConfig::ef_search_for`]).
+    #[cfg(any(test, feature = "internals"))]
     pub fn ef_search(&self) -> usize {
         self.ef_search
     }
 
     /// Whether the store holds no vector.
+    #[cfg(any(test, feature = "internals"))]
     pub fn is_empty(&self) -> bool {
         self.vids.is_empty()
     }
@@ -363,10 +366,12 @@ pub(crate) fn build_graph(dim: usize, data: &[f32], config: &VectorConfig) -> Hn
 }
 
 /// A graph held in memory (for benchmarks and recall measurements).
+#[cfg(any(test, feature = "internals"))]
 pub struct Graph {
     graph: Hnsw<'static, f32, DistDot>,
 }
 
+#[cfg(any(test, feature = "internals"))]
 impl Graph {
     /// Builds the graph over the rows of `data` (`dim` floats each) with `config`'s HNSW settings.
     pub fn build(dim: usize, data: &[f32], config: &VectorConfig) -> Graph {

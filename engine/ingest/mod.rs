@@ -359,7 +359,7 @@ fn kind_of(rel: &str, text: &str) -> Option<(Kind, Option<Lang>)> {
 fn content_kind(known: Option<(Kind, Option<Lang>)>, text: &str) -> Option<(Kind, Option<Lang>)> {
     match known {
         // JSON that is not memory records (package.json, tsconfig.json…) is text.
-        Some((Kind::Memory, _)) if crate::record::parse(text).is_none() => {
+        Some((Kind::Memory, _)) if crate::memory::record::parse(text).is_none() => {
             plain_text(text).then_some((Kind::Text, None))
         }
         Some(known) => Some(known),
@@ -550,9 +550,6 @@ pub fn scan_beir(dir: &Path) -> Result<Scan> {
 }
 
 /// Scans a source, reading every document.
-pub fn scan(source: &Source, config: &IndexConfig, index_dir: Option<&Path>) -> Result<Scan> {
-    scan_except(source, config, index_dir, &|_, _| false)
-}
 
 /// Scans a source, passing over the files `unchanged` knows (a collection is read whole).
 pub fn scan_except(

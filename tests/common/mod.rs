@@ -88,18 +88,32 @@ pub fn broken_models() -> tempfile::TempDir {
     models
 }
 
-/// The shared Claude Code transcripts (`ENGINE_TRANSCRIPTS`, which `scripts/test.sh` sets): a
-/// missing directory fails the test that needs it rather than skipping it.
+/// The real Claude Code transcripts vendored in `tests/data/transcripts` (`SOURCE.md` there), as
+/// plain JSON lines: the compressed ones are unpacked once per test binary into Cargo's temporary
+/// directory for tests.
 pub fn transcripts() -> PathBuf {
-    let dir = std::env::var_os("ENGINE_TRANSCRIPTS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("../shared/transcripts"));
-    assert!(
-        dir.join("short.jsonl").is_file(),
-        "no transcripts in {} (set ENGINE_TRANSCRIPTS to the shared transcripts directory)",
-        dir.display()
-    );
-    dir
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let from = root().join("tests/data/transcripts");
+        let to = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("transcripts-{}", std::process::id()));
+        std::fs::create_dir_all(&to).unwrap();
+        for e in std::fs::read_dir(&from).unwrap() {
+            let path = e.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            match name.strip_suffix(".zst") {
+                Some(plain) => {
+                    let mut decoder = zstd::stream::read::Decoder::new(std::fs::File::open(&path).unwrap()).unwrap();
+                    let mut out = std::fs::File::create(to.join(plain)).unwrap();
+                    std::io::copy(&mut decoder, &mut out).unwrap();
+                }
+                None => {
+                    std::fs::copy(&path, to.join(&name)).unwrap();
+                }
+            }
+        }
+        to
+    })
+    .clone()
 }
 
 /// Runs `engine hook [args]` with `input` on stdin; returns (exit code, stdout, stderr).

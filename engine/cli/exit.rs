@@ -1,0 +1,70 @@
+//! Exit codes, by class, in one place: 0 done, 1 anything else, 2 bad input or usage, 3 models
+//! missing or broken, 4 index state (missing generation, incompatible, locked, damaged), 5 a golden
+//! set below its threshold. Errors are printed as one line on stderr.
+
+use crate::error::{one_line, ErrorClass};
+
+/// A usage error: a bad flag or value, as for the library's bad-input errors.
+pub(crate) const USAGE: i32 = 2;
+
+/// A golden set scored below its threshold (`engine eval`).
+pub(crate) const QUALITY_GATE: i32 = 5;
+
+/// The exit code of an error's class.
+fn code(class: ErrorClass) -> i32 {
+    match class {
+        ErrorClass::Input => USAGE,
+        ErrorClass::Model => 3,
+        ErrorClass::Index => 4,
+        ErrorClass::Other => 1,
+    }
+}
+
+/// Prints the error and its causes on one line and exits with its class's code.
+pub(crate) fn fail(err: &anyhow::Error) -> ! {
+    let class = err.downcast_ref::<crate::Error>().map_or(ErrorClass::Other, crate::Error::class);
+    eprintln!("engine: {}", one_line(&message(err)));
+    std::process::exit(code(class));
+}
+
+/// Help and version go out as clap prints them; a usage error becomes one line.
+pub(crate) fn usage_error(e: clap::Error) -> ! {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        e.exit();
+    }
+    let rendered = e.render().to_string();
+    let mut text = String::new();
+    for line in rendered.lines().map(str::trim) {
+        if line.is_empty() || line.starts_with("For more information") {
+            continue;
+        }
+        if !text.is_empty() {
+            // "…not provided:" introduces the next line; other lines are separate remarks.
+            text.push_str(if text.ends_with(':') { " " } else { "; " });
+        }
+        text.push_str(line);
+    }
+    eprintln!("engine: {}", one_line(text.strip_prefix("error: ").unwrap_or(&text)));
+    std::process::exit(USAGE);
+}
+
+/// The error and its causes, each said once: library errors already end with their source, which
+/// anyhow's chain would repeat.
+fn message(err: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in err.chain() {
+        let text = cause.to_string();
+        if out.contains(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
+}

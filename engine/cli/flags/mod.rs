@@ -1,0 +1,306 @@
+//! The command line as clap parses it: one `Args` struct per command, and the one place where
+//! flags become a [`SettingsLayer`] over the config file ([`settings`]).
+
+pub(crate) mod memory;
+
+use crate::config::{bounds, EmbedLayer, Mode, RerankLayer, RerankMode, SearchLayer, Settings, SettingsLayer};
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+use std::ops::RangeInclusive;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Parser)]
+#[command(name = "engine", version, about = "Local, offline hybrid semantic search")]
+pub(crate) struct Cli {
+    /// Config file (default: engine.toml in the current directory, if present).
+    #[arg(long, global = true)]
+    pub config: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Index a directory (default: the current one) or a BEIR corpus, incrementally.
+    Index(IndexArgs),
+    /// Write every chunk with its vector as JSON lines (schema: docs/scale-out.md), for loading
+    /// into a distributed engine.
+    Export(ExportArgs),
+    /// Show what an index holds.
+    Status(StatusArgs),
+    /// Measure retrieval quality: the golden sets (no arguments; the CI gate), a BEIR collection
+    /// in several modes side by side, or another system's TREC run.
+    Eval(EvalArgs),
+    /// Show how files are chunked: line ranges, titles and symbols.
+    Chunks(ChunksArgs),
+    /// Search the index.
+    Search(SearchArgs),
+    /// The Claude Code hook: reads the event JSON on stdin, prints context (always exits 0).
+    Hook(HookArgs),
+    /// Keep an index and the model loaded and answer the hook on a Unix socket in the index.
+    Serve(ServeArgs),
+    /// Serve the index and the project memory as MCP tools over stdio (search, get, remember,
+    /// forget, recent), for Claude Code and other MCP clients.
+    Mcp(McpArgs),
+    /// Check configuration.
+    Config(ConfigArgs),
+    /// Project memory: the records under .claude/memory/ (add, list, show, edit, delete, stats,
+    /// gc, export, import, capture from a transcript).
+    Memory(memory::MemoryArgs),
+    /// Embed texts with the local model and print their cosine similarities (a model check).
+    Embed(EmbedArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct IndexArgs {
+    /// Directory to index.
+    pub path: Option<PathBuf>,
+    /// Index directory (default: PATH/.engine).
+    #[arg(long)]
+    pub index: Option<PathBuf>,
+    /// Index a BEIR collection (a directory holding corpus.jsonl) instead of a directory.
+    #[arg(long, conflicts_with = "path")]
+    pub beir: Option<PathBuf>,
+    /// Rebuild from scratch (the embedding cache is kept).
+    #[arg(long)]
+    pub rebuild: bool,
+    /// Print a JSON summary.
+    #[arg(long)]
+    pub json: bool,
+    /// Run at this CPU niceness, 1 (a little lower) to 19 (lowest): the hook's background
+    /// indexing ([hook] background_nice), so a prompt answered meanwhile keeps the cores.
+    #[arg(long, value_parser = clap::value_parser!(i32).range(1..=19))]
+    pub nice: Option<i32>,
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct ExportArgs {
+    /// Index directory (default: the nearest .engine/ above the current directory).
+    #[arg(long)]
+    pub index: Option<PathBuf>,
+    /// Write here instead of stdout.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct StatusArgs {
+    /// Index directory (default: the nearest .engine/ above the current directory).
+    #[arg(long)]
+    pub index: Option<PathBuf>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct EvalArgs {
+    /// A BEIR collection directory (corpus.jsonl, queries.jsonl, qrels/<split>.tsv).
+    #[arg(long, conflicts_with = "golden")]
+    pub beir: Option<PathBuf>,
+    /// Golden sets: a directory of sets or one set (default: the nearest golden/ above the
+    /// current directory).
+    #[arg(long)]
+    pub golden: Option<PathBuf>,
+    /// Thresholds for the golden gate (default: thresholds.toml in the golden directory).
+    #[arg(long)]
+    pub thresholds: Option<PathBuf>,
+    /// BEIR: the qrels split (default: test if present, else dev). Golden sets: all, dev or
+    /// held-out (the gate runs only on all).
+    #[arg(long)]
+    pub split: Option<String>,
+    /// Configurations to run, comma separated: bm25, vector, hybrid, hybrid+rerank (always
+    /// rerank), hybrid+auto (the configured trigger).
+    #[arg(long, default_value = "bm25,vector,hybrid")]
+    pub modes: String,
+    /// Index directory for a BEIR collection (default: a per-collection cache directory).
+    #[arg(long)]
+    pub index: Option<PathBuf>,
+    /// Score this TREC run file (with --qrels) instead of running the engine.
+    #[arg(long, requires = "qrels", conflicts_with_all = ["beir", "golden"])]
+    pub run: Option<PathBuf>,
+    /// The judgments a TREC run is scored against (qrels: query, 0, document, grade).
+    #[arg(long)]
+    pub qrels: Option<PathBuf>,
+    /// List the queries that got better and worse between two modes.
+    #[arg(long, num_args = 2, value_names = ["MODE_A", "MODE_B"])]
+    pub compare: Option<Vec<String>>,
+    /// Print the JSON report (one line per set or collection).
+    #[arg(long)]
+    pub json: bool,
+    /// Also write the Markdown report here.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Write one JSON line per query here: for golden sets the hook's search (evidence,
+    /// labels, relevance, the context), for a BEIR collection the first 100 hybrid hits with
+    /// each leg's rank and score and their grades (`scripts/fit/fit-fusion.py` reads both).
+    #[arg(long)]
+    pub features: Option<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct ChunksArgs {
+    /// Files to chunk.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct SearchArgs {
+    /// The query.
+    pub query: String,
+    /// Index directory (default: the nearest .engine/ above the current directory).
+    #[arg(long)]
+    pub index: Option<PathBuf>,
+    /// Number of results.
+    #[arg(short = 'k', long = "k", value_parser = usize_in(bounds::K))]
+    pub k: Option<usize>,
+    /// Legs to search: bm25, vector, or hybrid (both, fused).
+    #[arg(long, value_enum)]
+    pub mode: Option<Mode>,
+    /// Print JSON (same as --format json).
+    #[arg(long)]
+    pub json: bool,
+    /// Output: text (for a person), json, or context (the tiered block an LLM gets; with
+    /// --json, the block as JSON with its rule, tokens and per-hit layers).
+    #[arg(long, value_enum)]
+    pub format: Option<Format>,
+    /// Rerank: never, always, or auto (the configured trigger rules).
+    #[arg(long, value_enum)]
+    pub rerank: Option<RerankMode>,
+    /// Include per-stage scores.
+    #[arg(long)]
+    pub explain: bool,
+}
+
+impl SearchArgs {
+    /// The settings these flags override.
+    pub fn layer(&self) -> SettingsLayer {
+        SettingsLayer {
+            search: SearchLayer { k: self.k, mode: self.mode, ..Default::default() },
+            rerank: RerankLayer { mode: self.rerank, ..Default::default() },
+            ..Default::default()
+        }
+    }
+}
+
+/// `engine search` output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Format {
+    /// For a person: one line per hit and its snippet.
+    Text,
+    /// The response as JSON.
+    Json,
+    /// The context block an LLM gets.
+    Context,
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct HookArgs {
+    #[command(subcommand)]
+    pub action: Option<HookAction>,
+    /// Print the context block as plain text instead of the hook's JSON.
+    #[arg(long)]
+    pub plain: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum HookAction {
+    /// Add the engine's hooks to .claude/settings.json (a backup is kept; idempotent).
+    Install(Scope),
+    /// Remove exactly the hooks install added.
+    Uninstall(Scope),
+}
+
+/// Where an install writes.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Scope {
+    /// This project's file (the default).
+    #[arg(long, conflicts_with = "user")]
+    pub project: bool,
+    /// The user's file, for every project.
+    #[arg(long)]
+    pub user: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct ServeArgs {
+    /// Index directory (default: the nearest .engine/ above the current directory).
+    #[arg(long)]
+    pub index: Option<PathBuf>,
+    /// Exit after this many seconds without a request (default: [hook] idle_timeout_s).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(bounds::IDLE_TIMEOUT_S))]
+    pub idle_timeout: Option<u64>,
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct McpArgs {
+    #[command(subcommand)]
+    pub action: Option<McpAction>,
+    /// Index directory (default: the nearest .engine/ above the current directory).
+    #[arg(long)]
+    pub index: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum McpAction {
+    /// Add the server to Claude Code's MCP configuration: .mcp.json here (the default) or
+    /// ~/.claude.json (a backup is kept; idempotent).
+    Install(Scope),
+    /// Remove exactly the entry install added.
+    Uninstall(Scope),
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct ConfigArgs {
+    #[command(subcommand)]
+    pub action: ConfigAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum ConfigAction {
+    /// Validate a config file (default: engine.toml): unknown keys, bad values, invalid settings.
+    Check {
+        /// The file to check.
+        file: Option<PathBuf>,
+        /// Also print the resolved settings.
+        #[arg(long)]
+        show: bool,
+    },
+    /// Print the reference of every key (type, default, allowed values, what it does) as
+    /// Markdown: what docs/config.md holds.
+    Reference,
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct EmbedArgs {
+    /// Texts to embed.
+    #[arg(required = true)]
+    pub texts: Vec<String>,
+    /// Texts per ONNX run.
+    #[arg(long, value_parser = usize_in(bounds::BATCH))]
+    pub batch_size: Option<usize>,
+}
+
+impl EmbedArgs {
+    /// The settings these flags override.
+    pub fn layer(&self) -> SettingsLayer {
+        SettingsLayer { embed: EmbedLayer { batch_size: self.batch_size, ..Default::default() }, ..Default::default() }
+    }
+}
+
+/// A flag's parser holding it to the same bounds as the setting it overrides.
+fn usize_in(range: RangeInclusive<usize>) -> clap::builder::RangedU64ValueParser<usize> {
+    clap::builder::RangedU64ValueParser::new().range(*range.start() as u64..=*range.end() as u64)
+}
+
+/// The settings of a command: the config file (`--config`, else `engine.toml` here if present)
+/// with the command's flags on top; warnings (unknown keys, bad values) go to stderr.
+pub(crate) fn settings(config: Option<&Path>, flags: SettingsLayer) -> Result<Settings> {
+    let path = config.map_or_else(|| PathBuf::from("engine.toml"), Path::to_path_buf);
+    let (settings, warnings) = Settings::load_with_flags(&path, flags)?;
+    for w in warnings {
+        eprintln!("engine: {}", crate::error::one_line(&w));
+    }
+    Ok(settings)
+}

@@ -1,0 +1,204 @@
+//! `SessionStart`: the index brought up to date and the session digest (the last session's record,
+//! project decisions and conventions, files changed since), chosen by why the session started.
+
+use super::{answer, take_pending, Outcome, Payload};
+use crate::config::Settings;
+use crate::error::Result;
+use crate::integrations::prompt::reindex;
+use std::path::Path;
+
+/// File in the index directory with the document hashes seen at the last session start.
+pub(crate) const SESSION_SNAPSHOT: &str = "session-docs.json";
+
+pub(super) fn on_session_start(payload: &Payload, index: &Path, settings: &Settings) -> Outcome {
+    let source = payload.source.as_deref().unwrap_or("startup");
+    let root = index.parent().unwrap_or(index).to_path_buf();
+    // Bring the index up to date (edits recorded since, files changed outside the session).
+    take_pending(index);
+    let mut notes = Vec::new();
+    let models = crate::Models::locate(Some(&root));
+    match models {
+        Ok(m) => {
+            let embedder = crate::embed::LazyOnnxEmbedder::new(m, settings);
+            if let Err(e) = reindex(index, settings, &embedder) {
+                notes.push(format!("reindex failed: {e}"));
+            }
+        }
+        Err(e) => notes.push(format!("reindex skipped: {e}")),
+    }
+    let source = Source::parse(source);
+    match session_digest(index, &root, settings, source, payload.session_id.as_deref()) {
+        Ok(digest) => answer(digest, notes),
+        Err(e) => {
+            notes.push(e.to_string());
+            answer(None, notes)
+        }
+    }
+}
+
+/// Why a session started, as `SessionStart` says; it decides what the digest holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Source {
+    /// A new session: the last session's record, project knowledge, files changed since.
+    Startup,
+    /// A resumed session: its own records, files changed since.
+    Resume,
+    /// Right after a compaction: what was captured from this session before it, then project
+    /// knowledge.
+    Compact,
+    /// After `/clear`: project knowledge only.
+    Clear,
+}
+
+impl Source {
+    /// Unknown and missing sources are taken as `startup`.
+    pub(crate) fn parse(s: &str) -> Source {
+        match s {
+            "resume" => Source::Resume,
+            "compact" => Source::Compact,
+            "clear" => Source::Clear,
+            _ => Source::Startup,
+        }
+    }
+}
+
+/// The session digest, chosen by `source`: records of the last (`startup`) or this session
+/// (`resume`, `compact`), then project knowledge (the `[hook] digest_categories`, newest first),
+/// then the files changed since the last session started (`startup`, `resume`). Superseded
+/// records are left out; the whole stays within `[hook] digest_max_chars`.
+pub(crate) fn session_digest(
+    index: &Path,
+    root: &Path,
+    settings: &Settings,
+    source: Source,
+    session_id: Option<&str>,
+) -> Result<Option<String>> {
+    use crate::memory::{category, MemoryStore, Stored};
+    let config = &settings.hook;
+    let all = MemoryStore::at_root(root).load()?;
+    let gone = crate::memory::superseded(&all);
+    let mut live: Vec<&Stored> = all.iter().filter(|s| !gone.contains(&s.record.id)).collect();
+    live.sort_by(|a, b| b.record.created.cmp(&a.record.created).then(a.path.cmp(&b.path)));
+    let is_session = |s: &&Stored| s.record.category == category::SESSION;
+    let of_this = |s: &&Stored| session_id.is_some() && s.record.session_id.as_deref() == session_id;
+    // Within a session's records: what it did, what the model summed up, what it decided.
+    let rank = |s: &Stored| match s.record.category.as_str() {
+        category::SESSION => 0,
+        category::SUMMARY => 1,
+        category::DECISION => 2,
+        category::CONVENTION => 3,
+        category::BUGFIX => 4,
+        _ => 5,
+    };
+    let mut picked: Vec<&Stored> = Vec::new();
+    match source {
+        Source::Startup => picked.extend(live.iter().find(|s| is_session(s) && !of_this(s))),
+        Source::Resume | Source::Compact => {
+            let mut own: Vec<&Stored> = live.iter().copied().filter(of_this).collect();
+            own.sort_by_key(|s| rank(s));
+            picked.extend(own);
+        }
+        Source::Clear => {}
+    }
+    if source != Source::Resume {
+        let taken: std::collections::HashSet<&str> = picked.iter().map(|p| p.record.id.as_str()).collect();
+        let knowledge: Vec<&Stored> = live
+            .iter()
+            .copied()
+            .filter(|s| {
+                config.digest_categories.iter().any(|c| c.eq_ignore_ascii_case(&s.record.category))
+                    && !taken.contains(s.record.id.as_str())
+            })
+            .take(config.digest_records)
+            .collect();
+        picked.extend(knowledge);
+    }
+    let c = &settings.context;
+    const OPEN: &str = "<memory-context kind=\"session\">\n";
+    const CLOSE: &str = "</memory-context>\n";
+    // The digest is sized by whole elements, never cut afterwards: a cut could split a tag.
+    let chars = |s: &str| s.chars().count();
+    let mut used = chars(OPEN) + chars(CLOSE);
+    let mut body = String::new();
+    let changes = matches!(source, Source::Startup | Source::Resume);
+    let room = if changes { config.digest_max_chars * 3 / 4 } else { config.digest_max_chars };
+    for s in picked {
+        let r = &s.record;
+        let path = s.path.strip_prefix(root).unwrap_or(&s.path).to_string_lossy();
+        // A session or summary record is the story of a session: more of it is worth showing.
+        let size = if matches!(r.category.as_str(), category::SESSION | category::SUMMARY) {
+            config.digest_session_chars
+        } else {
+            c.summary_chars
+        };
+        // Secrets go before the summary cuts the content (a cut token no longer matches).
+        let content = crate::context::tier::visible(&r.content, false);
+        let summary = crate::context::tier::summary(&content, size);
+        let line = format!(
+            "<memory-compact category=\"{}\" path=\"{}\" title=\"{}\">{}</memory-compact>\n",
+            crate::context::tier::clean(&r.category, c.tag_chars, false),
+            crate::context::tier::clean(&path, c.path_chars, false),
+            crate::context::tier::clean(&r.title, c.title_chars, false),
+            crate::context::tier::clean(&summary, size, false),
+        );
+        if used + chars(&line) > room {
+            continue;
+        }
+        used += chars(&line);
+        body.push_str(&line);
+    }
+    if changes {
+        // Only the file list needs the index's metadata (large on a large index).
+        let meta = crate::index::store::read_meta(
+            &crate::index::store::current_generation(index)?
+                .ok_or_else(|| crate::Error::IndexMissing { path: index.to_path_buf() })?,
+        )?;
+        let changed = changed_since_last_session(index, &meta);
+        if !changed.is_empty() {
+            let head = format!("<memory-note>Changed since the last session ({} files): ", changed.len());
+            let tail = "</memory-note>\n";
+            let mut listed: Vec<String> = Vec::new();
+            let mut note_chars = chars(&head) + chars(tail);
+            for p in changed.iter().take(20) {
+                let p = crate::context::tier::clean(p, c.path_chars, false);
+                // Room for the path, its separator and the "and N more" line.
+                if used + note_chars + chars(&p) + 2 + 24 > config.digest_max_chars {
+                    break;
+                }
+                note_chars += chars(&p) + 2;
+                listed.push(p);
+            }
+            let more = changed.len() - listed.len();
+            let more = if more > 0 { format!(" and {more} more") } else { String::new() };
+            if !listed.is_empty() || used + note_chars + chars(&more) <= config.digest_max_chars {
+                body.push_str(&format!("{head}{}{more}{tail}", listed.join(", ")));
+            }
+        }
+    }
+    if body.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(format!("{OPEN}{body}{CLOSE}")))
+}
+
+/// Documents added, changed or removed since the snapshot taken at the last session start; takes
+/// a new snapshot. The first session has no snapshot and reports nothing.
+fn changed_since_last_session(index: &Path, meta: &crate::index::store::Meta) -> Vec<String> {
+    let path = index.join(SESSION_SNAPSHOT);
+    let now: std::collections::BTreeMap<String, String> =
+        meta.docs.values().map(|d| (d.path.clone(), d.hash.clone())).collect();
+    let before: Option<std::collections::BTreeMap<String, String>> =
+        std::fs::read_to_string(&path).ok().and_then(|t| serde_json::from_str(&t).ok());
+    if let Ok(json) = serde_json::to_string(&now) {
+        let tmp = path.with_extension("tmp");
+        if std::fs::write(&tmp, json).is_ok() {
+            let _ = std::fs::rename(&tmp, &path);
+        }
+    }
+    let Some(before) = before else { return Vec::new() };
+    let mut changed: Vec<String> =
+        now.iter().filter(|(p, h)| before.get(*p) != Some(h)).map(|(p, _)| p.clone()).collect();
+    changed.extend(before.keys().filter(|p| !now.contains_key(*p)).cloned());
+    changed.sort();
+    changed
+}

@@ -1,0 +1,147 @@
+//! `engine mcp install` / `uninstall`: the server's entry in Claude Code's MCP configuration —
+//! `.mcp.json` at the project root (project scope, shared through git) or the `mcpServers` of
+//! `~/.claude.json` (user scope). Merge-safe like `engine hook install`: every other key stays, in
+//! its order; the file as it was is kept as `FILE.bak` (only ever a file without the engine's
+//! entry); writes are atomic and follow a symlinked file; a file that is not valid JSON is
+//! reported and left alone. Uninstall removes exactly the entry install wrote.
+
+use crate::error::{Error, Result};
+use crate::files::atomic::write_atomic;
+use crate::integrations::install::InstallReport;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+
+/// The server's name in `mcpServers` (Claude Code shows its tools as `mcp__engine__search`, …).
+pub const SERVER_NAME: &str = "engine";
+
+/// The configuration file: `~/.claude.json` for the user, else `.mcp.json` in the current
+/// directory (the project root Claude Code is started in).
+pub fn config_path(user: bool) -> Result<PathBuf> {
+    if user {
+        let home = std::env::var_os("HOME").ok_or_else(|| Error::InvalidInput("HOME is not set".into()))?;
+        Ok(PathBuf::from(home).join(".claude.json"))
+    } else {
+        let cwd = std::env::current_dir().map_err(|e| Error::io("reading the working directory", e))?;
+        Ok(cwd.join(".mcp.json"))
+    }
+}
+
+/// The entry install writes for the binary `exe`.
+fn entry(exe: &Path) -> Value {
+    json!({"type": "stdio", "command": exe.display().to_string(), "args": ["mcp"], "env": {}})
+}
+
+/// Whether an `mcpServers` entry is one install wrote: it runs `… mcp` (whatever the binary is
+/// called) with nothing after it.
+fn is_ours(entry: &Value) -> bool {
+    entry["args"].as_array().is_some_and(|a| a.len() == 1 && a[0] == "mcp") && entry["command"].is_string()
+}
+
+/// Adds (or points at `exe` again) the `engine` server in the MCP configuration file `path`,
+/// keeping everything else. Idempotent: nothing is written when the same entry is there.
+pub fn install(path: &Path, exe: &Path) -> Result<InstallReport> {
+    let crate::files::json::JsonFile { text: old_text, value: old } = crate::files::json::read(path)?;
+    let mut new = old.clone();
+    let Some(top) = new.as_object_mut() else {
+        return Err(Error::InvalidInput(format!("{}: top level is not an object; left unchanged", path.display())));
+    };
+    let servers = top.entry("mcpServers").or_insert_with(|| json!({}));
+    let Some(servers) = servers.as_object_mut() else {
+        return Err(Error::InvalidInput(format!(
+            "{}: \"mcpServers\" is not an object; left unchanged",
+            path.display()
+        )));
+    };
+    let wanted = entry(exe);
+    match servers.get(SERVER_NAME) {
+        Some(e) if !is_ours(e) => {
+            return Err(Error::InvalidInput(format!(
+                "{}: mcpServers.{SERVER_NAME} is another server (not `… mcp`); left unchanged",
+                path.display()
+            )))
+        }
+        Some(e) if e["command"] == wanted["command"] => return Ok(InstallReport { changed: Vec::new(), backup: None }),
+        // An earlier install of a binary elsewhere: point it at this one, keeping its other keys.
+        Some(_) => servers[SERVER_NAME]["command"] = wanted["command"].clone(),
+        None => {
+            servers.insert(SERVER_NAME.into(), wanted);
+        }
+    }
+    let had_ours = old["mcpServers"].get(SERVER_NAME).is_some();
+    let backup = match &old_text {
+        Some(text) if !had_ours => Some(crate::files::json::backup(path, text)?),
+        _ => None,
+    };
+    write_atomic(path, crate::files::json::render(&new, old_text.as_deref()).as_bytes())?;
+    Ok(InstallReport { changed: vec![SERVER_NAME.to_string()], backup })
+}
+
+/// Removes the entry install wrote; other servers and keys stay. A `.mcp.json` left holding
+/// nothing (install created it) is removed.
+pub fn uninstall(path: &Path) -> Result<InstallReport> {
+    let crate::files::json::JsonFile { text: old_text, value: old } = crate::files::json::read(path)?;
+    let nothing = InstallReport { changed: Vec::new(), backup: None };
+    if !old["mcpServers"].get(SERVER_NAME).is_some_and(is_ours) {
+        return Ok(nothing);
+    }
+    let mut new = old.clone();
+    let top = new.as_object_mut().expect("has mcpServers, so an object");
+    let servers = top.get_mut("mcpServers").and_then(Value::as_object_mut).expect("checked above");
+    servers.shift_remove(SERVER_NAME);
+    if servers.is_empty() {
+        top.shift_remove("mcpServers");
+    }
+    if top.is_empty() && path.file_name().is_some_and(|n| n == ".mcp.json") {
+        let target = crate::files::atomic::resolve_links(path);
+        std::fs::remove_file(&target).map_err(|e| Error::io(format!("removing {}", target.display()), e))?;
+    } else {
+        write_atomic(path, crate::files::json::render(&new, old_text.as_deref()).as_bytes())?;
+    }
+    Ok(InstallReport { changed: vec![SERVER_NAME.to_string()], backup: None })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn install_merges_in_place_and_uninstall_restores_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(".claude.json");
+        let original = "{\n  \"numStartups\": 3,\n  \"mcpServers\": {\n    \"other\": {\n      \"command\": \"x\"\n    }\n  },\n  \"projects\": {}\n}\n";
+        std::fs::write(&path, original).unwrap();
+        let exe = Path::new("/opt/bin/engine");
+        let r = install(&path, exe).unwrap();
+        assert_eq!(r.changed, ["engine"]);
+        assert_eq!(std::fs::read_to_string(r.backup.unwrap()).unwrap(), original);
+        let v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["numStartups", "mcpServers", "projects"], "key order kept");
+        assert_eq!(v["mcpServers"]["engine"]["args"], json!(["mcp"]));
+        assert_eq!(v["mcpServers"]["other"]["command"], "x");
+        assert!(install(&path, exe).unwrap().changed.is_empty(), "idempotent");
+        let moved = install(&path, Path::new("/usr/local/bin/engine")).unwrap();
+        assert_eq!((moved.changed.len(), moved.backup), (1, None), "repointed; the original backup kept");
+        assert_eq!(uninstall(&path).unwrap().changed, ["engine"]);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), original);
+        assert!(uninstall(&path).unwrap().changed.is_empty());
+    }
+
+    #[test]
+    fn a_new_project_file_comes_and_goes_and_foreign_entries_are_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(".mcp.json");
+        install(&path, Path::new("/e/engine")).unwrap();
+        assert!(path.exists());
+        uninstall(&path).unwrap();
+        assert!(!path.exists(), "install created it, uninstall removes it");
+        std::fs::write(&path, r#"{"mcpServers":{"engine":{"command":"npx","args":["some-engine"]}}}"#).unwrap();
+        let before = std::fs::read_to_string(&path).unwrap();
+        assert!(install(&path, Path::new("/e/engine")).unwrap_err().to_string().contains("another server"));
+        assert!(uninstall(&path).unwrap().changed.is_empty());
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), before);
+        std::fs::write(&path, "{ not json").unwrap();
+        assert!(install(&path, Path::new("/e/engine")).unwrap_err().to_string().contains("not valid JSON"));
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "{ not json");
+    }
+}

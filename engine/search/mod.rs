@@ -1,0 +1,1019 @@
+//! The one search path. [`Engine::search`] is what the CLI, `engine eval` and the hook call; no
+//! other code scores documents. It reads top to bottom: intent → BM25 ‖ vector (‖ symbol) →
+//! fusion → expansion boost → dedup → optional rerank → confidence labels → hits.
+//! [`Engine::context`] turns a response into the tiered context block an LLM gets.
+
+pub(crate) mod builder;
+pub(crate) mod fuse;
+pub(crate) mod intent;
+pub mod rerank;
+
+use crate::config::Weights;
+use crate::config::{FuseMethod, Mode, RerankMode, Settings};
+use crate::context::tier::{self, ContextBlock};
+use crate::embed::{dot, Embedder, OnnxEmbedder};
+use crate::error::{Error, Result};
+use crate::hit::{snippet, Evidence, Explain, Hit};
+use crate::index::bm25;
+use crate::index::reader::{ChunkAddress, ChunkReader, Snapshot};
+use crate::index::store::{self, Meta};
+use crate::index::vector::VectorStore;
+use crate::models::Models;
+use fuse::{Fused, Leg, LegHit};
+use intent::IntentResult;
+use rerank::{OnnxCrossEncoder, RerankReport, Reranker};
+use serde::Serialize;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// One query.
+#[derive(Debug, Clone)]
+pub struct SearchRequest {
+    /// The query text; surrounding whitespace is ignored, and an empty query is an error.
+    pub query: String,
+    /// Results wanted (1 to 1000).
+    pub k: usize,
+    /// Legs to search.
+    pub mode: Mode,
+    /// Attach an [`Explain`] to every hit.
+    pub explain: bool,
+    /// Also return the query-level [`Evidence`] and every hit's coverage (abstention always
+    /// measures them on the first hits; this analyses every hit's text).
+    pub evidence: bool,
+    /// Overrides `[rerank] mode` for this query.
+    pub rerank: Option<crate::config::RerankMode>,
+}
+
+impl SearchRequest {
+    /// A request for `k` results in `mode`, without explanation, evidence or rerank override.
+    pub fn new(query: impl Into<String>, k: usize, mode: Mode) -> SearchRequest {
+        SearchRequest { query: query.into(), k, mode, explain: false, evidence: false, rerank: None }
+    }
+}
+
+/// Milliseconds per stage.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Timings {
+    /// Classifying the query's intent.
+    pub intent: f64,
+    /// Embedding the query.
+    pub embed: f64,
+    /// The lexical leg.
+    pub bm25: f64,
+    /// The vector leg, without embedding the query.
+    pub vector: f64,
+    /// The symbol leg (0 when it did not run: not hybrid, or no identifier in the query).
+    pub symbol: f64,
+    /// Fusing the legs' lists.
+    pub fuse: f64,
+    /// The rerank stage (0 when it did not run).
+    pub rerank: f64,
+    /// Loading, boosting and de-duplicating the fused candidates.
+    pub candidates: f64,
+    /// Snippets (and explanations) of the hits returned.
+    pub hits: f64,
+    /// Query-level evidence and abstention.
+    pub evidence: f64,
+    /// The whole search, end to end.
+    pub total: f64,
+}
+
+/// The answer to one query.
+#[derive(Debug, Clone, Serialize)]
+pub struct SearchResponse {
+    /// The query as searched (trimmed).
+    pub query: String,
+    /// The mode searched in.
+    pub mode: Mode,
+    /// The query's intent and the symbols, paths and modules found in it.
+    pub intent: IntentResult,
+    /// True when the vector leg could not run (no model, or it failed) and BM25 answered alone.
+    pub degraded: bool,
+    /// Why the vector leg could not run, when `degraded`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub degraded_reason: Option<String>,
+    /// What the rerank stage did, when it was triggered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rerank: Option<RerankReport>,
+    /// The hits, best first: at most `k`, labelled.
+    pub results: Vec<Hit>,
+    /// When the request asked for it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<Evidence>,
+    /// While an indexing run is still embedding: how many chunks have a vector yet (the others
+    /// are found by BM25 only). `None` when every chunk has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vectors: Option<VectorCoverage>,
+    /// Whether anything answers the query ([`crate::context::abstain`]); `None` when abstention is off.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<crate::context::abstain::Verdict>,
+    /// Milliseconds per stage.
+    pub timings_ms: Timings,
+}
+
+/// Chunks with a vector, of all chunks in the index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct VectorCoverage {
+    /// Chunks with a vector.
+    pub embedded: usize,
+    /// All chunks.
+    pub chunks: usize,
+}
+
+/// An open index: its chunks, vectors, metadata, and (unless degraded) the embedder.
+pub struct Engine {
+    /// The index directory.
+    pub dir: PathBuf,
+    /// The settings every search uses.
+    pub settings: Settings,
+    /// The metadata of the generation that was live when the engine opened.
+    pub meta: Meta,
+    generation_dir: PathBuf,
+    reader: ChunkReader,
+    /// Loaded on first use (BM25-only engines never read them) or, by `open`, while the model loads.
+    vectors: std::sync::OnceLock<std::result::Result<Vectors, String>>,
+    /// Search vectors through the HNSW graph (when the generation has one) rather than exactly.
+    use_graph: bool,
+    /// Opened for one query or two ([`Engine::open_one_shot`]): never load the graph.
+    exact_only: bool,
+    embedder: Option<Arc<dyn Embedder>>,
+    embed_error: Option<String>,
+    reranker: Option<Arc<dyn Reranker>>,
+    rerank_error: Option<String>,
+}
+
+/// The vectors of a generation and, for the cosine of any hit, each vector id's row.
+struct Vectors {
+    store: VectorStore,
+    rows: HashMap<u64, usize>,
+}
+
+/// What the retrieval legs found for one query.
+#[derive(Default)]
+struct Legs {
+    lexical: Option<Vec<(LegHit, ChunkAddress)>>,
+    symbol: Option<Vec<(LegHit, ChunkAddress)>>,
+    vector: Option<Vec<LegHit>>,
+    query_vector: Option<Vec<f32>>,
+    /// Why the vector leg did not run, when it was wanted.
+    degraded_reason: Option<String>,
+    /// Where the text legs found each chunk, and its BM25 score (filled by [`Legs::index`]).
+    addresses: HashMap<u64, ChunkAddress>,
+    bm25: HashMap<u64, f32>,
+}
+
+impl Legs {
+    /// The legs' ranked lists, as fusion takes them.
+    fn ranked(&self) -> Vec<(Leg, Vec<LegHit>)> {
+        let found = |hits: &Vec<(LegHit, ChunkAddress)>| hits.iter().map(|(h, _)| *h).collect::<Vec<_>>();
+        let mut legs = Vec::new();
+        legs.extend(self.lexical.as_ref().map(|h| (Leg::Lexical, found(h))));
+        legs.extend(self.symbol.as_ref().map(|h| (Leg::Symbol, found(h))));
+        legs.extend(self.vector.clone().map(|h| (Leg::Vector, h)));
+        legs
+    }
+
+    /// The vector leg's best cosine minus its `rank`-th; `None` when it did not run or found
+    /// fewer (an index that small, or not yet embedded, is not what the model was fitted on).
+    fn cosine_gap(&self, rank: usize) -> Option<f32> {
+        let hits = self.vector.as_ref()?;
+        Some(hits.first()?.score - hits.get(rank.max(1) - 1)?.score)
+    }
+
+    /// Indexes the text legs' hits by key, once the legs are in.
+    fn index(mut self) -> Legs {
+        for (h, a) in [&self.lexical, &self.symbol].into_iter().flatten().flatten() {
+            self.addresses.insert(h.key, *a);
+        }
+        self.bm25 = self.lexical.iter().flatten().map(|(h, _)| (h.key, h.score)).collect();
+        self
+    }
+
+    /// Where a text leg found this chunk (the vector leg knows only keys).
+    fn address_of(&self, key: u64) -> Option<ChunkAddress> {
+        self.addresses.get(&key).copied()
+    }
+
+    fn bm25_score(&self, key: u64) -> Option<f32> {
+        self.bm25.get(&key).copied()
+    }
+}
+
+/// A fused hit on its way to the results: its stored chunk, the boosts it got and, once
+/// reranked, the cross-encoder's logit.
+struct Candidate {
+    fused: Fused,
+    hit: Hit,
+    address: ChunkAddress,
+    boosts: Vec<String>,
+    /// The product of the boosts' factors.
+    factor: f32,
+    logit: Option<f32>,
+    /// The learned fusion's inputs and probability, when it ordered the candidates.
+    learned: Option<([f32; fuse::FEATURES.len()], f32)>,
+}
+
+impl Candidate {
+    fn boost(&mut self, factor: f32, why: &str) {
+        self.fused.score *= factor;
+        self.factor *= factor;
+        self.boosts.push(format!("{why} x{factor}"));
+    }
+}
+
+fn ms(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e3
+}
+
+/// Runs a stage, adding its milliseconds to `slot`.
+fn timed<T>(slot: &mut f64, f: impl FnOnce() -> T) -> T {
+    let t = Instant::now();
+    let out = f();
+    *slot += ms(t);
+    out
+}
+
+impl Engine {
+    /// Opens the index for a server that stays up (the hook's daemon, the MCP server): reusing
+    /// `model` when one is already loaded, else loading it and warming it up; with a reranker only
+    /// if `rerank` (the mode of the requests it will serve) wants one, so a server never waits
+    /// for a model it does not use.
+    pub(crate) fn open_serving(
+        dir: &Path,
+        settings: Settings,
+        model: Option<Arc<dyn Embedder>>,
+        rerank: RerankMode,
+    ) -> Result<Engine> {
+        match model {
+            Some(model) => {
+                let models = Models::locate(dir.parent());
+                Ok(Engine::with_embedder(dir, settings, Some(model), None)?
+                    .with_configured_reranker(models.as_ref().ok(), rerank))
+            }
+            None => {
+                let engine = Engine::open_for(dir, settings, true, rerank)?;
+                engine.warm_up()?;
+                Ok(engine)
+            }
+        }
+    }
+
+    /// Opens the index at `dir` with the model found by [`Models::locate`], with the HNSW graph
+    /// if `graph`, and a reranker if `rerank` wants one; if the model cannot load, the engine
+    /// answers from BM25 and says so (`degraded`, with the reason). The daemon's and the MCP
+    /// server's way in ([`Engine::open_serving`]) and the one-shot hook's; library users go
+    /// through [`Engine::builder`], where a missing model is an error.
+    /// The model is loaded here rather than at the first query: loaded after the index, query
+    /// embedding measured ~1.3 ms slower at p50 (`cargo bench --bench search`).
+    fn open_for(dir: &Path, settings: Settings, graph: bool, rerank: RerankMode) -> Result<Engine> {
+        let models = Models::locate(dir.parent());
+        Ok(Engine::open_parts(dir, settings, &models, graph, false)?
+            .with_configured_reranker(models.as_ref().ok(), rerank))
+    }
+
+    /// [`Engine::open_for`] for a process that answers one query and exits (the hook without its
+    /// daemon): vectors are scanned exactly instead of loading the HNSW graph, which costs far
+    /// more to load than an exact scan (16k vectors: graph load ~0.3 s, scan 1.7 ms).
+    /// It is the hook's, so it loads a reranker only if `[hook] rerank` wants one.
+    pub(crate) fn open_one_shot(dir: &Path, settings: Settings) -> Result<Engine> {
+        let rerank = settings.hook.rerank;
+        Engine::open_for(dir, settings, false, rerank)
+    }
+
+    /// Opens the index with the model of `models` (no reranker yet). When that is an error or
+    /// the model does not load: the error if `required`, else an engine without a model that
+    /// keeps the reason for every response.
+    pub(crate) fn open_parts(
+        dir: &Path,
+        settings: Settings,
+        models: &Result<Models>,
+        graph: bool,
+        required: bool,
+    ) -> Result<Engine> {
+        // The model and the vectors (with the HNSW graph) load in parallel: each takes a few
+        // hundred milliseconds, and a cold process (the hook without its daemon) pays both.
+        let (embedder, engine) = rayon::join(
+            || match models {
+                Ok(m) => OnnxEmbedder::load(m, &settings).map_err(Some),
+                Err(_) => Err(None),
+            },
+            || {
+                Engine::with_embedder(dir, settings.clone(), None, None).map(|mut e| {
+                    if !graph {
+                        e = e.without_graph();
+                    }
+                    let _ = e.vectors();
+                    e
+                })
+            },
+        );
+        let mut engine = engine?;
+        match (embedder, models) {
+            (Ok(e), _) => {
+                engine.meta.check_compatible(dir, Some(e.id()))?;
+                engine.embedder = Some(Arc::new(e));
+            }
+            (Err(Some(load)), _) if required => return Err(load),
+            (Err(Some(load)), _) => engine.embed_error = Some(load.to_string()),
+            (Err(None), Err(not_found)) => engine.embed_error = Some(not_found.to_string()),
+            (Err(None), Ok(_)) => unreachable!("models were found"),
+        }
+        Ok(engine)
+    }
+
+    fn vectors(&self) -> std::result::Result<&Vectors, String> {
+        self.vectors
+            .get_or_init(|| {
+                let store = VectorStore::open(&self.generation_dir, self.use_graph, &self.settings.vector)
+                    .map_err(|e| e.to_string())?;
+                let rows = store.vids.iter().enumerate().map(|(row, vid)| (*vid, row)).collect();
+                Ok(Vectors { store, rows })
+            })
+            .as_ref()
+            .map_err(String::clone)
+    }
+
+    /// Loads the configured cross-encoder from `models`, if any and unless `wanted` (the rerank
+    /// mode of the requests this engine will serve) is never. A reranker that cannot load is
+    /// reported in every response that wanted it; search still answers.
+    pub(crate) fn with_configured_reranker(mut self, models: Option<&Models>, wanted: RerankMode) -> Engine {
+        if wanted == RerankMode::Never {
+            return self;
+        }
+        let Some(models) = models else { return self };
+        let loaded: Result<Arc<dyn Reranker>> = if self.settings.rerank.model.as_deref() == Some(rerank::MAXSIM) {
+            rerank::MaxSimReranker::load(models, &self.settings.rerank).map(|r| Arc::new(r) as Arc<dyn Reranker>)
+        } else {
+            let Some(dir) = OnnxCrossEncoder::configured_dir(models, &self.settings.rerank) else { return self };
+            OnnxCrossEncoder::load(models, &dir, self.settings.rerank.max_length)
+                .map(|r| Arc::new(r) as Arc<dyn Reranker>)
+        };
+        match loaded {
+            Ok(r) => self.reranker = Some(r),
+            Err(e) => self.rerank_error = Some(format!("reranker unavailable: {e}")),
+        }
+        self
+    }
+
+    /// Uses this reranker (tests, programs bringing their own).
+    pub(crate) fn with_reranker(mut self, reranker: Arc<dyn Reranker>) -> Engine {
+        self.reranker = Some(reranker);
+        self.rerank_error = None;
+        self
+    }
+
+    /// Opens the index without loading a model, for callers that only run BM25 queries.
+    pub(crate) fn open_lexical(dir: &Path, settings: Settings) -> Result<Engine> {
+        Engine::with_embedder(dir, settings, None, Some("opened without an embedding model (BM25 only)".into()))
+    }
+
+    /// Runs the embedding model once, so a long-lived process pays its warm-up before the first
+    /// query.
+    pub fn warm_up(&self) -> Result<()> {
+        match &self.embedder {
+            Some(e) => e.embed_query("warm up").map(|_| ()),
+            None => Ok(()),
+        }
+    }
+
+    /// Opens the index with a given embedder (or none, with the reason).
+    pub(crate) fn with_embedder(
+        dir: &Path,
+        settings: Settings,
+        embedder: Option<Arc<dyn Embedder>>,
+        embed_error: Option<String>,
+    ) -> Result<Engine> {
+        let generation_dir =
+            store::current_generation(dir)?.ok_or_else(|| Error::IndexMissing { path: dir.to_path_buf() })?;
+        let meta = store::read_meta(&generation_dir)?;
+        let use_graph = meta.graph;
+        meta.check_compatible(dir, embedder.as_ref().map(|e| e.id()))?;
+        let reader = ChunkReader::open(&generation_dir)?;
+        Ok(Engine {
+            dir: dir.to_path_buf(),
+            settings,
+            meta,
+            generation_dir,
+            reader,
+            vectors: std::sync::OnceLock::new(),
+            use_graph,
+            exact_only: false,
+            embedder,
+            embed_error,
+            reranker: None,
+            rerank_error: None,
+        })
+    }
+
+    /// Scans vectors exactly from now on instead of loading the HNSW graph.
+    pub(crate) fn without_graph(mut self) -> Engine {
+        (self.use_graph, self.exact_only) = (false, true);
+        self
+    }
+
+    /// Reads the index's live generation again (after an indexing run), keeping the models.
+    pub(crate) fn reopen(&mut self) -> Result<()> {
+        let fresh = Engine::with_embedder(&self.dir, self.settings.clone(), self.embedder.clone(), None)?;
+        (self.meta, self.generation_dir, self.reader, self.vectors) =
+            (fresh.meta, fresh.generation_dir, fresh.reader, fresh.vectors);
+        self.use_graph = fresh.use_graph && !self.exact_only;
+        Ok(())
+    }
+
+    /// The live generation this engine reads.
+    pub(crate) fn generation_dir(&self) -> &Path {
+        &self.generation_dir
+    }
+
+    /// The embedder, when loaded.
+    pub fn embedder(&self) -> Option<&Arc<dyn Embedder>> {
+        self.embedder.as_ref()
+    }
+
+    /// Answers a query with `[search] k` results in `[search] mode` (hybrid by default).
+    pub fn search(&self, query: &str) -> Result<SearchResponse> {
+        let config = &self.settings.search;
+        self.search_with(&SearchRequest::new(query, config.k, config.mode))
+    }
+
+    /// Answers one request. Each stage is a function below, in this order.
+    pub fn search_with(&self, req: &SearchRequest) -> Result<SearchResponse> {
+        let started = Instant::now();
+        let query = self.checked(req)?;
+        let mut timings = Timings::default();
+        let intent = timed(&mut timings.intent, || intent::classify(query));
+        let snapshot = self.reader.snapshot();
+        let legs = self.legs(&snapshot, query, &intent, req, &mut timings)?;
+        let weights = fuse::mix(&intent, &self.settings.fuse);
+        let fused = timed(&mut timings.fuse, || fuse::fuse(&legs.ranked(), &weights, &self.settings.fuse));
+        let reranking = req.mode == Mode::Hybrid
+            && rerank::should_rerank(
+                query,
+                &intent,
+                req.rerank.unwrap_or(self.settings.rerank.mode),
+                &self.settings.rerank,
+            );
+        let wanted = if reranking { req.k.max(self.settings.rerank.top_k) } else { req.k };
+        let learning = self.settings.fuse.method == FuseMethod::Learned;
+        let depth = if learning { wanted.max(self.settings.fuse.learned_depth) } else { wanted };
+        let mut candidates =
+            timed(&mut timings.candidates, || self.candidates(&snapshot, fused, &legs, &intent, depth))?;
+        if learning {
+            timed(&mut timings.fuse, || self.learned(&snapshot, query, &intent, &mut candidates));
+            candidates.truncate(wanted);
+        }
+        let rerank = timed(&mut timings.rerank, || reranking.then(|| self.rerank(query, &mut candidates)).flatten());
+        let addresses: Vec<ChunkAddress> = candidates.iter().take(req.k).map(|c| c.address).collect();
+        let mut results = timed(&mut timings.hits, || self.hits(candidates, req, query, weights));
+        let gap = legs.cosine_gap(self.settings.abstain.gap_rank);
+        let (evidence, verdict) = timed(&mut timings.evidence, || {
+            self.labels(&snapshot, query, &intent, (&mut results, &addresses), gap, req.evidence)
+        });
+        timings.total = ms(started);
+        Ok(SearchResponse {
+            query: query.to_string(),
+            mode: req.mode,
+            intent,
+            degraded: legs.degraded_reason.is_some(),
+            degraded_reason: legs.degraded_reason,
+            rerank,
+            results,
+            evidence,
+            vectors: self.meta.vectors.map(|embedded| VectorCoverage { embedded, chunks: self.meta.chunks }),
+            verdict,
+            timings_ms: timings,
+        })
+    }
+
+    /// The query, trimmed, when it and `k` can be answered.
+    fn checked<'q>(&self, req: &'q SearchRequest) -> Result<&'q str> {
+        let query = req.query.trim();
+        if query.is_empty() {
+            return Err(Error::InvalidInput("empty query: give some words to search for".into()));
+        }
+        // Settings and flags are checked against the same bounds; this guards library callers,
+        // for whom a huge k would be a huge allocation in every leg.
+        let allowed = crate::config::bounds::K;
+        if !allowed.contains(&req.k) {
+            return Err(Error::InvalidInput(format!(
+                "k = {} is out of range: allowed {}..={}",
+                req.k,
+                allowed.start(),
+                allowed.end()
+            )));
+        }
+        Ok(query)
+    }
+
+    /// Retrieval: BM25 and vector concurrently, then the symbol leg when the query names
+    /// identifiers. Without a model the vector leg is replaced by BM25 (degraded).
+    fn legs(
+        &self,
+        snapshot: &Snapshot,
+        query: &str,
+        intent: &IntentResult,
+        req: &SearchRequest,
+        timings: &mut Timings,
+    ) -> Result<Legs> {
+        let (mode, n) = (req.mode, self.settings.search.top_n.max(req.k));
+        let (want_lex, want_vec) = (mode != Mode::Vector, mode != Mode::Bm25);
+        // A thread of its own for the lexical leg: rayon::join from outside its pool (the daemon,
+        // the MCP server) queues both halves and often runs them one after the other.
+        let ((lexical, lex_ms), (vector, vec_ms)) = std::thread::scope(|scope| {
+            let lexical = scope.spawn(|| self.timed(want_lex, || snapshot.lexical(&self.settings.bm25, query, n)));
+            // At least as deep as the abstention's cosine gap looks.
+            let vector = self.timed(want_vec, || self.vector_leg(query, n.max(self.settings.abstain.gap_rank)));
+            (lexical.join().expect("the lexical leg panicked"), vector)
+        });
+        timings.bm25 = lex_ms;
+        let mut legs = Legs::default();
+        match vector {
+            Some(Ok((hits, q, embed_ms))) => {
+                timings.embed = embed_ms;
+                timings.vector = vec_ms - embed_ms;
+                (legs.vector, legs.query_vector) = (Some(hits), Some(q));
+            }
+            Some(Err(reason)) => legs.degraded_reason = Some(reason),
+            None => {}
+        }
+        legs.lexical = match lexical {
+            Some(l) => Some(l?),
+            // Vector-only mode without a model: BM25 answers instead.
+            None if legs.degraded_reason.is_some() => Some(snapshot.lexical(&self.settings.bm25, query, n)?),
+            None => None,
+        };
+        if mode == Mode::Hybrid && !intent.symbols.is_empty() {
+            legs.symbol = Some(timed(&mut timings.symbol, || snapshot.symbols(&intent.symbols, n))?);
+        }
+        Ok(legs.index())
+    }
+
+    /// The best fused hits loaded from the index, boosted (named symbols and paths; test files
+    /// down unless the query is about tests), re-sorted, and with overlapping windows of one
+    /// chunk dropped: up to `wanted` of them.
+    fn candidates(
+        &self,
+        snapshot: &Snapshot,
+        fused: Vec<Fused>,
+        legs: &Legs,
+        intent: &IntentResult,
+        wanted: usize,
+    ) -> Result<Vec<Candidate>> {
+        let config = &self.settings.search;
+        let mut candidates = Vec::new();
+        for fused in fused.into_iter().take(wanted * config.candidates_factor + config.candidates_extra) {
+            let Some(address) = legs.address_of(fused.key).or_else(|| snapshot.address_of(fused.key)) else {
+                continue;
+            };
+            let hit = snapshot.load(address, fused.key)?;
+            candidates.push(Candidate {
+                fused,
+                hit,
+                address,
+                boosts: Vec::new(),
+                factor: 1.0,
+                logit: None,
+                learned: None,
+            });
+        }
+        let fuse = &self.settings.fuse;
+        for c in candidates.iter_mut() {
+            if expansion_match(intent, &c.hit) {
+                c.boost(fuse.expansion_boost, "expansion");
+            }
+            let test = crate::ingest::is_test_path(&c.hit.path);
+            if fuse.test_factor != 1.0 && !intent.about_tests && test {
+                c.boost(fuse.test_factor, "test file");
+            }
+            if fuse.non_test_factor != 1.0 && intent.about_tests && !test {
+                c.boost(fuse.non_test_factor, "not a test file");
+            }
+            if c.hit.kind == "memory"
+                && self.meta.superseded.iter().any(|(doc, title)| *doc == c.hit.doc && *title == c.hit.title)
+            {
+                c.boost(config.superseded_factor, "superseded");
+            }
+            if c.hit.kind == "memory" && config.memory_half_life_days > 0.0 {
+                if let Some(age) = self.memory_age_days(&c.hit) {
+                    c.boost(0.5f32.powf(age / config.memory_half_life_days), "recency");
+                }
+            }
+        }
+        candidates.sort_by(|a, b| b.fused.score.total_cmp(&a.fused.score).then(a.fused.key.cmp(&b.fused.key)));
+        let mut kept: Vec<Candidate> = Vec::new();
+        for mut c in candidates {
+            if kept.iter().any(|k| k.hit.overlaps(&c.hit)) {
+                continue; // an overlapping window of a chunk already listed
+            }
+            c.hit.score = c.fused.score;
+            c.hit.bm25 = legs.bm25_score(c.fused.key);
+            let rank_in = |leg: Leg| c.fused.legs.iter().find(|l| l.leg == leg).map(|l| l.rank);
+            (c.hit.lexical_rank, c.hit.vector_rank) = (rank_in(Leg::Lexical), rank_in(Leg::Vector));
+            c.hit.cosine = legs.query_vector.as_ref().and_then(|q| {
+                let v = self.vectors().ok()?;
+                v.rows.get(&c.fused.key).map(|r| dot(q, v.store.row(*r)))
+            });
+            kept.push(c);
+            if kept.len() == wanted {
+                break;
+            }
+        }
+        Ok(kept)
+    }
+
+    /// Days since a memory hit's record was created, when its category decays and its time is
+    /// known.
+    fn memory_age_days(&self, hit: &Hit) -> Option<f32> {
+        let config = &self.settings.search;
+        let (_, _, category, created) =
+            self.meta.memory_created.iter().find(|(doc, title, _, _)| *doc == hit.doc && *title == hit.title)?;
+        if !config.memory_decay_categories.iter().any(|c| c.eq_ignore_ascii_case(category)) {
+            return None;
+        }
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).ok()?.as_secs() as i64;
+        Some((now - created).max(0) as f32 / 86_400.0)
+    }
+
+    /// Reorders candidates (in fused order) by the learned fusion's score, which becomes their
+    /// fused score: what the rerank stage blends and labels compare.
+    fn learned(&self, snapshot: &Snapshot, query: &str, intent: &IntentResult, candidates: &mut [Candidate]) {
+        let (terms, weights) = term_weights(snapshot, query);
+        let addresses: Vec<ChunkAddress> = candidates.iter().map(|c| c.address).collect();
+        let signals: Vec<fuse::Signals> = candidates
+            .iter()
+            .zip(snapshot.occurring(&terms, &addresses))
+            .map(|(c, found)| fuse::Signals {
+                lexical_rank: c.hit.lexical_rank,
+                bm25: c.hit.bm25,
+                vector_rank: c.hit.vector_rank,
+                cosine: c.hit.cosine,
+                coverage: share(&weights, &|t| found[t]),
+                fused: c.fused.score,
+            })
+            .collect();
+        for (c, x) in candidates.iter_mut().zip(fuse::learned_features(&signals, intent)) {
+            let p = fuse::learned_probability(&x, &self.settings.fuse);
+            // The boosts (tests, expansion matches, superseded records) reach the model only
+            // through the boosted fused score, one feature among 14; applied to its probability
+            // as well, they hold for its order as they hold for RRF's (README, "Learned fusion").
+            (c.fused.score, c.hit.score) = (p * c.factor, p * c.factor);
+            c.learned = Some((x, p));
+        }
+        candidates.sort_by(|a, b| b.fused.score.total_cmp(&a.fused.score).then(a.fused.key.cmp(&b.fused.key)));
+    }
+
+    /// The first `k` candidates as hits, with snippets and (when asked) their explanation.
+    fn hits(&self, candidates: Vec<Candidate>, req: &SearchRequest, query: &str, weights: Weights) -> Vec<Hit> {
+        let snippet_chars = self.settings.search.snippet_chars;
+        candidates
+            .into_iter()
+            .take(req.k)
+            .map(|c| {
+                let mut hit = c.hit;
+                // An index written before secrets were redacted at ingest may still hold some.
+                hit.snippet = snippet(&crate::secrets::redacted(&hit.text), query, snippet_chars);
+                if req.explain {
+                    hit.explain = Some(Explain {
+                        legs: c.fused.legs,
+                        weights,
+                        rrf: c.fused.rrf,
+                        consensus: c.fused.consensus,
+                        boosts: c.boosts,
+                        rerank_logit: c.logit,
+                        learned: c.learned.map(|(x, probability)| crate::hit::LearnedExplain {
+                            features: fuse::FEATURES.iter().copied().zip(x).collect(),
+                            probability,
+                        }),
+                        final_score: hit.score,
+                    });
+                }
+                hit
+            })
+            .collect()
+    }
+
+    /// Confidence: the query-level evidence, the abstention verdict and each hit's label (the
+    /// ratio labels of [`tier::label`] when abstention is off).
+    fn labels(
+        &self,
+        snapshot: &Snapshot,
+        query: &str,
+        intent: &IntentResult,
+        (results, addresses): (&mut [Hit], &[ChunkAddress]),
+        cosine_gap: Option<f32>,
+        report_evidence: bool,
+    ) -> (Option<Evidence>, Option<crate::context::abstain::Verdict>) {
+        let measured = if report_evidence { results.len() } else { self.settings.abstain.measured_hits };
+        let evidence = self.evidence(snapshot, query, results, &addresses[..measured.min(addresses.len())], cosine_gap);
+        let verdict =
+            crate::context::abstain::calibrate(results, &evidence, intent.conversational, &self.settings.abstain);
+        if verdict.is_none() {
+            tier::label(results, &self.settings.tier);
+        }
+        (report_evidence.then_some(evidence), verdict)
+    }
+
+    /// The query-level evidence of a ranked result list (and the vector leg's cosine gap); sets
+    /// the coverage of the hits at `measured` (the first hits' places in the index).
+    fn evidence(
+        &self,
+        snapshot: &Snapshot,
+        query: &str,
+        results: &mut [Hit],
+        measured: &[ChunkAddress],
+        cosine_gap: Option<f32>,
+    ) -> Evidence {
+        let config = &self.settings.abstain;
+        let (terms, weights) = term_weights(snapshot, query);
+        let share = |keep: &dyn Fn(usize) -> bool| share(&weights, keep);
+        let mut seen = vec![false; terms.len()];
+        for (i, (h, found)) in results.iter_mut().zip(snapshot.occurring(&terms, measured)).enumerate() {
+            h.coverage = Some(share(&|t| found[t]));
+            if i < config.coverage_hits {
+                seen.iter_mut().zip(&found).for_each(|(s, f)| *s |= f);
+            }
+        }
+        Evidence {
+            top_cosine: results.iter().filter_map(|h| h.cosine).reduce(f32::max),
+            second_cosine: {
+                let mut c: Vec<f32> = results.iter().filter_map(|h| h.cosine).collect();
+                c.sort_by(|a, b| b.total_cmp(a));
+                c.get(1).copied()
+            },
+            top_bm25: results.iter().filter_map(|h| h.bm25).reduce(f32::max),
+            coverage: share(&|t| seen[t]),
+            unseen: share(&|t| weights[t].0 == 0),
+            // The fused ranks are already on the hit: no second list of each leg's top keys.
+            agreement: results.first().is_some_and(|b| {
+                let within = |rank: Option<usize>| rank.is_some_and(|r| r <= config.agreement_rank);
+                within(b.lexical_rank) && within(b.vector_rank)
+            }),
+            terms: terms.len(),
+            best_coverage: results.iter().take(config.measured_hits).filter_map(|h| h.coverage).fold(0.0, f32::max),
+            cosine_gap,
+        }
+    }
+
+    /// Reranks the first `[rerank] top_k` candidates in place (scores blended, order re-sorted),
+    /// within the deadline; `None` when no reranker is configured.
+    fn rerank(&self, query: &str, candidates: &mut [Candidate]) -> Option<RerankReport> {
+        let config = &self.settings.rerank;
+        let started = Instant::now();
+        let Some(reranker) = &self.reranker else {
+            return self.rerank_error.as_ref().map(|reason| RerankReport {
+                model: String::new(),
+                applied: false,
+                reason: Some(reason.clone()),
+                pairs: 0,
+                ms: 0.0,
+            });
+        };
+        let n = candidates.len().min(config.top_k);
+        let passages: Vec<String> =
+            candidates[..n].iter().map(|c| format!("{}\n{}", c.hit.title, c.hit.text)).collect();
+        let refs: Vec<&str> = passages.iter().map(String::as_str).collect();
+        let outcome =
+            rerank::score_within(reranker.as_ref(), query, &refs, config, &|| started.elapsed().as_millis() as u64);
+        let applied = outcome.is_ok();
+        let reason = outcome.as_ref().err().cloned();
+        if let Ok(scores) = outcome {
+            let fused: Vec<f32> = candidates.iter().map(|c| c.hit.score).collect();
+            // Candidates past top_k keep their fused share only, so they stay below reranked ones.
+            let mut all_logits = scores.clone();
+            all_logits.resize(candidates.len(), f32::NEG_INFINITY);
+            let blended = rerank::blend(&fused, &all_logits, config.weight);
+            for (i, c) in candidates.iter_mut().enumerate() {
+                c.hit.score = blended[i];
+                c.logit = scores.get(i).copied().filter(|_| i < n);
+            }
+            candidates.sort_by(|a, b| b.hit.score.total_cmp(&a.hit.score).then(a.fused.key.cmp(&b.fused.key)));
+        }
+        Some(RerankReport { model: reranker.id().to_string(), applied, reason, pairs: n, ms: ms(started) })
+    }
+
+    /// Model tokens in `text` (an estimate when no model is loaded).
+    pub fn count_tokens(&self, text: &str) -> usize {
+        match &self.embedder {
+            Some(e) => e.count_tokens(text),
+            None => crate::embed::approx_tokens(text),
+        }
+    }
+
+    /// The context block for a response: tiered by confidence, within the token budget.
+    pub fn context(&self, resp: &SearchResponse) -> ContextBlock {
+        self.context_with(resp, &self.settings.context)
+    }
+
+    /// [`Engine::context`] with other context settings (the hook shrinks the budget to fit).
+    pub fn context_with(&self, resp: &SearchResponse, config: &crate::config::ContextConfig) -> ContextBlock {
+        let count = |s: &str| self.count_tokens(s);
+        let neighbours = |h: &Hit| self.neighbours(h, config.neighbours).unwrap_or_default();
+        tier::context(&resp.query, &resp.results, config, &neighbours, &count)
+    }
+
+    /// Up to `n` chunks on each side of a hit in its document, in line order.
+    pub fn neighbours(&self, hit: &Hit, n: usize) -> Result<Vec<Hit>> {
+        if n == 0 {
+            return Ok(Vec::new());
+        }
+        let mut chunks = self.reader.snapshot().chunks_of(&hit.doc)?;
+        chunks.sort_by_key(|c| (c.start_line, c.end_line));
+        let before = chunks.iter().filter(|c| c.end_line < hit.start_line).rev().take(n).cloned();
+        let after = chunks.iter().filter(|c| c.start_line > hit.end_line).take(n).cloned();
+        let mut out: Vec<Hit> = before.collect();
+        out.reverse();
+        out.extend(after);
+        Ok(out)
+    }
+
+    fn timed<T>(&self, run: bool, f: impl FnOnce() -> T) -> (Option<T>, f64) {
+        if !run {
+            return (None, 0.0);
+        }
+        let t = Instant::now();
+        let out = f();
+        (Some(out), ms(t))
+    }
+
+    /// The vector leg; `Err(reason)` when there is no model or it failed (the caller degrades).
+    fn vector_leg(&self, query: &str, n: usize) -> std::result::Result<(Vec<LegHit>, Vec<f32>, f64), String> {
+        let embedder = self
+            .embedder
+            .as_ref()
+            .ok_or_else(|| self.embed_error.clone().unwrap_or_else(|| "no embedding model".into()))?;
+        let t = Instant::now();
+        let q = embedder.embed_query(query).map_err(|e| e.to_string())?;
+        let embed_ms = ms(t);
+        let vectors = &self.vectors()?.store;
+        let hits = vectors
+            .search(&q, n)
+            .into_iter()
+            .enumerate()
+            .map(|(rank, (row, score))| LegHit { key: vectors.vids[row], rank: rank + 1, score })
+            .collect();
+        Ok((hits, q, embed_ms))
+    }
+}
+
+/// The query's distinct analyzed terms, and for each its document frequency and IDF weight.
+fn term_weights(snapshot: &Snapshot, query: &str) -> (Vec<String>, Vec<(u64, f32)>) {
+    let mut terms = bm25::terms(query);
+    terms.sort();
+    terms.dedup();
+    let docs = snapshot.num_docs().max(1) as f32;
+    let weights = terms
+        .iter()
+        .map(|t| {
+            let df = snapshot.doc_freq(t);
+            (df, (1.0 + (docs - df as f32 + 0.5) / (df as f32 + 0.5)).ln())
+        })
+        .collect();
+    (terms, weights)
+}
+
+/// The share of the query's term weight held by the terms `keep` (an index into the terms) picks.
+fn share(weights: &[(u64, f32)], keep: &dyn Fn(usize) -> bool) -> f32 {
+    let total: f32 = weights.iter().map(|w| w.1).sum();
+    if total > 0.0 {
+        weights.iter().enumerate().filter(|(i, _)| keep(*i)).map(|(_, w)| w.1).sum::<f32>() / total
+    } else {
+        0.0
+    }
+}
+
+/// Whether a hit defines a symbol, or lives at a path, that the query names.
+fn expansion_match(intent: &IntentResult, hit: &Hit) -> bool {
+    intent.symbols.iter().any(|s| hit.symbols.iter().any(|h| h.eq_ignore_ascii_case(s)))
+        || intent.paths.iter().any(|p| hit.path.ends_with(p.as_str()))
+        || intent.modules.iter().any(|m| hit.title.ends_with(m.as_str()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cosine_gap_is_the_vector_legs_best_cosine_over_its_nth() {
+        let legs = |scores: &[f32]| Legs {
+            vector: Some(
+                scores.iter().enumerate().map(|(i, &score)| LegHit { key: i as u64, rank: i + 1, score }).collect(),
+            ),
+            ..Legs::default()
+        };
+        let gap = legs(&[0.9, 0.8, 0.7, 0.6]).cosine_gap(3).unwrap();
+        assert!((gap - 0.2).abs() < 1e-6, "{gap}");
+        assert_eq!(legs(&[0.9, 0.5]).cosine_gap(10), None, "fewer hits than the rank");
+        assert_eq!(legs(&[]).cosine_gap(10), None);
+        assert_eq!(Legs::default().cosine_gap(10), None, "no vector leg, no gap");
+    }
+
+    #[test]
+    fn a_k_out_of_bounds_is_refused_before_any_leg_allocates_for_it() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.md"), "# Sessions\n\nSessions live in Redis.\n").unwrap();
+        let index = dir.path().join(".engine");
+        let embedder: Arc<dyn Embedder> = Arc::new(crate::HashEmbedder::new(16));
+        let source = crate::ingest::Source::Dir(dir.path().to_path_buf());
+        crate::index::build(&index, &source, &Settings::default(), embedder.as_ref(), &Default::default()).unwrap();
+        let engine = Engine::with_embedder(&index, Settings::default(), Some(embedder), None).unwrap();
+        for k in [0, 1001, 1_000_000_000_000, usize::MAX] {
+            let err = engine.search_with(&SearchRequest::new("sessions", k, Mode::Hybrid)).unwrap_err();
+            assert!(matches!(err, Error::InvalidInput(_)) && err.to_string().contains("allowed 1..=1000"), "{err}");
+        }
+        assert_eq!(engine.search_with(&SearchRequest::new("sessions", 1000, Mode::Hybrid)).unwrap().results.len(), 1);
+    }
+
+    #[test]
+    fn recency_decay_lowers_old_records_of_the_decaying_categories_only_when_turned_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let memory = dir.path().join(".claude/memory");
+        std::fs::create_dir_all(&memory).unwrap();
+        let record = |category: &str, created: &str| {
+            serde_json::json!({"title": format!("Redis sessions ({category})"), "category": category,
+                "content": "Sessions live in Redis with a one hour expiry.", "created": created})
+            .to_string()
+        };
+        std::fs::write(memory.join("old-session.json"), record("session", "2020-01-01T00:00:00Z")).unwrap();
+        std::fs::write(memory.join("old-decision.json"), record("decision", "2020-01-01T00:00:00Z")).unwrap();
+        let index = dir.path().join(".engine");
+        let embedder: Arc<dyn Embedder> = Arc::new(crate::HashEmbedder::new(16));
+        let source = crate::ingest::Source::Dir(dir.path().to_path_buf());
+        crate::index::build(&index, &source, &Settings::default(), embedder.as_ref(), &Default::default()).unwrap();
+        let search = |half_life: f32| {
+            let mut settings = Settings::default();
+            settings.search.memory_half_life_days = half_life;
+            let engine = Engine::with_embedder(&index, settings, Some(embedder.clone()), None).unwrap();
+            let mut req = SearchRequest::new("redis sessions expiry", 2, Mode::Hybrid);
+            req.explain = true;
+            engine.search_with(&req).unwrap().results
+        };
+        let off = search(0.0);
+        assert!(off.iter().all(|h| h.explain.as_ref().unwrap().boosts.is_empty()), "off by default");
+        let on = search(30.0);
+        let session = on.iter().find(|h| h.path.contains("old-session")).unwrap();
+        let decision = on.iter().find(|h| h.path.contains("old-decision")).unwrap();
+        assert!(session.explain.as_ref().unwrap().boosts.iter().any(|b| b.starts_with("recency x")), "{session:?}");
+        assert!(decision.explain.as_ref().unwrap().boosts.is_empty(), "decisions do not decay by default");
+        assert_eq!(on[0].path, decision.path, "the decayed record ranks below");
+    }
+
+    #[test]
+    fn learned_fusion_reads_coverage_from_the_postings_as_analysing_the_texts_would_and_explains_itself() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("cache.md"), "# Caching sessions\n\nThe session cache expires entries.\n")
+            .unwrap();
+        std::fs::write(
+            dir.path().join("auth.rs"),
+            "/// Checks tokens.\nfn verify_token(t: &str) -> bool { t.len() > 3 }\n",
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("notes.txt"), "Redis holds the queue; sessions are elsewhere.\n").unwrap();
+        std::fs::create_dir(dir.path().join("tests")).unwrap();
+        std::fs::write(
+            dir.path().join("tests/test_cache.py"),
+            "def test_cached_sessions_expire():\n    assert cache.expired(session)\n",
+        )
+        .unwrap();
+        let index = dir.path().join(".engine");
+        let embedder: Arc<dyn Embedder> = Arc::new(crate::HashEmbedder::new(16));
+        let source = crate::ingest::Source::Dir(dir.path().to_path_buf());
+        crate::index::build(&index, &source, &Settings::default(), embedder.as_ref(), &Default::default()).unwrap();
+        let mut settings = Settings::default();
+        settings.fuse.method = FuseMethod::Learned;
+        let engine = Engine::with_embedder(&index, settings, Some(embedder), None).unwrap();
+        let snapshot = engine.reader.snapshot();
+        let (terms, _) = term_weights(&snapshot, "how do cached sessions expire? verifyToken redis");
+        let chunks: Vec<(u64, Hit)> = snapshot.all().collect::<Result<_>>().unwrap();
+        let addresses: Vec<ChunkAddress> = chunks.iter().map(|(k, _)| snapshot.address_of(*k).unwrap()).collect();
+        let from_postings = snapshot.occurring(&terms, &addresses);
+        for ((_, hit), found) in chunks.iter().zip(&from_postings) {
+            assert_eq!(*found, bm25::occurring(&terms, &[&hit.title, &hit.path, &hit.text]), "{}", hit.path);
+        }
+        assert!(
+            from_postings.iter().any(|f| f.iter().any(|x| *x)) && from_postings.iter().any(|f| !f.iter().all(|x| *x))
+        );
+
+        let mut req = SearchRequest::new("how do cached sessions expire?", 4, Mode::Hybrid);
+        req.explain = true;
+        let r = engine.search_with(&req).unwrap();
+        let explained = r.results[0].explain.as_ref().and_then(|e| e.learned.as_ref()).expect("learned features");
+        assert_eq!(explained.features.len(), fuse::FEATURES.len());
+        // The score it is ranked by is the probability times the boosts' factors: a test file,
+        // the query not being about tests, keeps [fuse] test_factor (0.8) under learned fusion too.
+        for hit in &r.results {
+            let explain = hit.explain.as_ref().unwrap();
+            let probability = explain.learned.as_ref().unwrap().probability;
+            if hit.path.starts_with("tests/") {
+                assert_eq!(explain.boosts, ["test file x0.8"], "{hit:?}");
+                assert!((hit.score - probability * 0.8).abs() < 1e-6, "{hit:?}");
+            } else {
+                assert!(explain.boosts.is_empty() && hit.score == probability, "{hit:?}");
+            }
+        }
+        assert!(r.results.iter().any(|h| h.path.starts_with("tests/")), "{:?}", r.results);
+        let coverage = explained.features.iter().find(|(n, _)| *n == "coverage").unwrap().1;
+        assert!(coverage > 0.0 && coverage <= 1.0, "{coverage}");
+    }
+}
