@@ -62,7 +62,7 @@ mod secrets;
 
 pub use config::{FuseMethod, Mode, OutputMode, RerankMode, Settings};
 pub use context::abstain::Verdict;
-pub use context::tier::{ContextBlock, Layer, Rule, Shown};
+pub use context::{ContextBlock, Layer, Rule, Shown};
 pub use embed::{Embedder, HashEmbedder, OnnxEmbedder};
 pub use error::{Error, ErrorClass, Result};
 pub use hit::{Confidence, Evidence, Explain, Hit, LearnedExplain, Leg, LegContribution};

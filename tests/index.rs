@@ -141,6 +141,15 @@ fn sigkill_at_random_moments_never_breaks_the_index() {
     assert_eq!(code, 0, "{err}");
     let mut rng = Lcg(7);
     let mut next_note = 40;
+    // How long a run of this size takes here, now: the kills land within it whatever the
+    // machine's speed or load.
+    for _ in 0..12 {
+        write_note(c, rng.next(next_note), 0);
+    }
+    let t = std::time::Instant::now();
+    let (code, _, err) = engine(&["index", c.to_str().unwrap(), "--index", ix.to_str().unwrap()], None);
+    assert_eq!(code, 0, "{err}");
+    let run_ms = (t.elapsed().as_millis() as u64).max(50);
     let mut killed_mid_run = 0;
     for run in 1..=20u64 {
         // Change some notes, delete one, add one, so every run has work to do.
@@ -158,7 +167,7 @@ fn sigkill_at_random_moments_never_breaks_the_index() {
             .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(rng.next(1200)));
+        std::thread::sleep(std::time::Duration::from_millis(rng.next(run_ms)));
         if child.try_wait().unwrap().is_none() {
             killed_mid_run += 1;
         }

@@ -237,16 +237,18 @@ fn leading(lines: &[&str], start: usize, floor: usize, lang: Lang) -> usize {
     s
 }
 
-/// Brace languages: definitions in `lo..hi` whose line starts at `depth`.
-fn brace_defs(
-    lines: &[&str],
-    depths: &[i32],
-    code: &[String],
-    lo: usize,
-    hi: usize,
-    depth: i32,
+/// A file of a brace language as [`lex`] read it: its lines, each line's brace depth at its
+/// start, and its code with strings and comments blanked.
+struct Lexed<'a> {
+    lines: &'a [&'a str],
+    depths: &'a [i32],
+    code: &'a [String],
     lang: Lang,
-) -> Vec<Def> {
+}
+
+/// Brace languages: definitions in `lo..hi` whose line starts at `depth`.
+fn brace_defs(src: &Lexed, lo: usize, hi: usize, depth: i32) -> Vec<Def> {
+    let Lexed { lines, depths, code, lang } = *src;
     let mut defs = Vec::new();
     let mut i = lo;
     let mut floor = lo;
@@ -289,8 +291,7 @@ fn brace_defs(
             end += 1;
         }
         let start = leading(lines, i, floor, lang);
-        let children =
-            if container { brace_defs(lines, depths, code, open + 1, end + 1, depth + 1, lang) } else { Vec::new() };
+        let children = if container { brace_defs(src, open + 1, end + 1, depth + 1) } else { Vec::new() };
         defs.push(Def { name, receiver, start, end, children });
         i = end + 1;
         floor = i;
@@ -512,7 +513,7 @@ pub fn chunk(doc: &Document, config: &ChunkConfig, count: Counter) -> Vec<Chunk>
         python_defs(&lines, &strings, 0, lines.len(), 0)
     } else {
         let (depths, code) = lex(&lines, lang);
-        brace_defs(&lines, &depths, &code, 0, lines.len(), 0, lang)
+        brace_defs(&Lexed { lines: &lines, depths: &depths, code: &code, lang }, 0, lines.len(), 0)
     };
     let mut e = Emitter { lines: &lines, config, count, sep: separator(lang), out: Vec::new() };
     // Module-level lines between definitions, packed together under the file name.

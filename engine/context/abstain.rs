@@ -88,7 +88,7 @@ pub(crate) fn calibrate(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::context::tier::tests::hit;
+    use crate::context::block::tests::hit;
 
     fn evidence(cosine: f32, coverage: f32, unseen: f32) -> Evidence {
         Evidence {

@@ -1,5 +1,13 @@
-//! What a prompt's reader gets: whether anything answers it (abstention), a confidence label per
-//! hit, and the tiered, budgeted, escaped context block.
+//! What a prompt's reader gets: whether anything answers it ([`abstain`]), a confidence label per
+//! hit when abstention is off ([`labels`]), and the tiered, budgeted context block ([`block`]) of
+//! text made safe to embed ([`markup`]).
 
 pub(crate) mod abstain;
-pub mod tier;
+mod block;
+mod labels;
+mod markup;
+
+pub(crate) use block::summary;
+pub use block::{context, ContextBlock, Layer, Rule, Shown};
+pub use labels::label;
+pub(crate) use markup::{clean, sanitize_block, visible};

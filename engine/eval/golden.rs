@@ -519,10 +519,8 @@ pub fn hook_quality(engine: &crate::Engine, set: &GoldenSet, split: Split) -> Re
             query.relevant.iter().filter(|(_, g)| **g == top).map(|(k, _)| path_of(k).to_string()).collect();
         // Judged by fact, a set has no relevant documents to check a "high" hit against.
         let by_document = query.expect.is_empty();
-        for shown in block
-            .iter()
-            .flat_map(|b| &b.shown)
-            .filter(|s| by_document && s.confidence == crate::context::tier::Confidence::High)
+        for shown in
+            block.iter().flat_map(|b| &b.shown).filter(|s| by_document && s.confidence == crate::hit::Confidence::High)
         {
             q.high += 1;
             q.high_relevant += usize::from(relevant.contains(&shown.path));

@@ -388,29 +388,27 @@ pub(crate) fn scan_dir(
     if !root.is_dir() {
         return Err(Error::InvalidInput(format!("{} is not a directory", root.display())));
     }
-    let include = globset(&config.include, "include")?;
-    let exclude = globset(&config.exclude, "exclude")?;
     // The index directory is left out by identity (device and inode), checked on directories
     // only: the walk follows no symbolic links, so nothing under another directory is in it, and
     // one stat per directory is far cheaper than resolving every file's path.
     let index_id = index_dir.and_then(|d| std::fs::metadata(d).ok()).map(|m| identity(&m));
-    let started = now_ns();
-    let mut scan = Scan::default();
-    let mut roots = vec![root.to_path_buf()];
-    for extra in &config.hidden_include {
-        let p = root.join(extra);
-        if p.is_dir() {
-            roots.push(p);
-        }
-    }
-    let mut seen = std::collections::HashSet::new();
-    for walk_root in &roots {
+    let mut walk = Walk {
+        root,
+        config,
+        include: globset(&config.include, "include")?,
+        exclude: globset(&config.exclude, "exclude")?,
+        unchanged,
+        started: now_ns(),
+        scan: Scan::default(),
+        seen: std::collections::HashSet::new(),
+    };
+    for walk_root in walk_roots(root, config) {
         // The walker filters entries below a root, never the root itself (`hidden_include`
         // naming the index directory).
-        if index_id.is_some() && std::fs::metadata(walk_root).ok().map(|m| identity(&m)) == index_id {
+        if index_id.is_some() && std::fs::metadata(&walk_root).ok().map(|m| identity(&m)) == index_id {
             continue;
         }
-        let walker = ignore::WalkBuilder::new(walk_root)
+        let walker = ignore::WalkBuilder::new(&walk_root)
             .hidden(true)
             .git_ignore(true)
             .ignore(true)
@@ -421,75 +419,96 @@ pub(crate) fn scan_dir(
             })
             .build();
         for entry in walker {
-            let entry = match entry {
-                Ok(e) => e,
-                Err(e) => {
-                    scan.warnings.push(format!("skipped: {e}"));
-                    continue;
-                }
-            };
-            if !entry.file_type().is_some_and(|t| t.is_file()) {
-                continue;
-            }
-            let path = entry.path();
-            let rel_path = path.strip_prefix(root).unwrap_or(path);
-            if !seen.insert(rel_path.to_path_buf()) {
-                continue;
-            }
-            scan.files_scanned += 1;
-            // A lossy conversion would merge `x\xff.md` and `x\xfe.md` into one `x\u{fffd}.md`.
-            let Some(rel) = rel_path.to_str().map(|r| r.replace('\\', "/")) else {
-                scan.skipped += 1;
-                scan.warnings.push(format!("skipped {rel_path:?}: the file name is not valid UTF-8"));
-                continue;
-            };
-            if include.as_ref().is_some_and(|g| !g.is_match(&rel)) || exclude.as_ref().is_some_and(|g| g.is_match(&rel))
-            {
-                scan.skipped += 1;
-                continue;
-            }
-            if generated_name(&rel) {
-                scan.skipped += 1;
-                continue;
-            }
-            let known = classify(&rel);
-            let stat = match std::fs::metadata(path) {
-                Ok(meta) => FileStat::of(&meta),
-                Err(e) => {
-                    scan.skipped += 1;
-                    scan.warnings.push(format!("skipped {rel}: {e}"));
-                    continue;
-                }
-            };
-            // Over the size limit: read, to be refused with its warning (the limit may be new).
-            if stat.size <= config.max_file_size && unchanged(&rel, &stat) {
-                scan.unchanged.push(rel);
-                continue;
-            }
-            // Secrets never enter the index: redacted here, on the whole document, before any
-            // chunk boundary could split one into pieces no pattern recognises.
-            match read_text(path, stat.size, config.max_file_size).map(crate::secrets::redact_owned) {
-                Ok(text) => match content_kind(known, &text) {
-                    Some((kind, lang)) => {
-                        let mut doc = Document::new(&rel, kind, lang, text);
-                        // Taken before the read: a change after it shows as a different stat.
-                        doc.stat = stat.settled(started).then_some(stat);
-                        scan.documents.push(doc);
-                    }
-                    None => scan.skipped += 1,
-                },
-                // An unknown type that is not text (an image, an archive) is expected: no warning.
-                Err(_) if known.is_none() => scan.skipped += 1,
-                Err(why) => {
-                    scan.skipped += 1;
-                    scan.warnings.push(format!("skipped {rel}: {why}"));
-                }
+            match entry {
+                Ok(e) if e.file_type().is_some_and(|t| t.is_file()) => walk.file(e.path()),
+                Ok(_) => {}
+                Err(e) => walk.scan.warnings.push(format!("skipped: {e}")),
             }
         }
     }
+    let mut scan = walk.scan;
     scan.documents.sort_by(|a, b| a.id.cmp(&b.id));
     scan.unchanged.sort();
     Ok(scan)
+}
+
+/// The directories a scan walks: the root, and the hidden directories `[index] hidden_include`
+/// names that exist.
+fn walk_roots(root: &Path, config: &IndexConfig) -> Vec<std::path::PathBuf> {
+    let mut roots = vec![root.to_path_buf()];
+    roots.extend(config.hidden_include.iter().map(|extra| root.join(extra)).filter(|p| p.is_dir()));
+    roots
+}
+
+/// A directory scan in progress.
+struct Walk<'a> {
+    root: &'a Path,
+    config: &'a IndexConfig,
+    include: Option<globset::GlobSet>,
+    exclude: Option<globset::GlobSet>,
+    unchanged: Unchanged<'a>,
+    /// When the scan started: a file changed since may change again before its stat settles.
+    started: i64,
+    scan: Scan,
+    /// Paths already taken (a hidden root is also below the main one).
+    seen: std::collections::HashSet<std::path::PathBuf>,
+}
+
+impl Walk<'_> {
+    /// One file the walk found: skipped, known unchanged, or read.
+    fn file(&mut self, path: &Path) {
+        let rel_path = path.strip_prefix(self.root).unwrap_or(path);
+        if !self.seen.insert(rel_path.to_path_buf()) {
+            return;
+        }
+        self.scan.files_scanned += 1;
+        // A lossy conversion would merge `x\xff.md` and `x\xfe.md` into one `x\u{fffd}.md`.
+        let Some(rel) = rel_path.to_str().map(|r| r.replace('\\', "/")) else {
+            self.skip(Some(format!("skipped {rel_path:?}: the file name is not valid UTF-8")));
+            return;
+        };
+        let excluded = self.include.as_ref().is_some_and(|g| !g.is_match(&rel))
+            || self.exclude.as_ref().is_some_and(|g| g.is_match(&rel));
+        if excluded || generated_name(&rel) {
+            self.skip(None);
+            return;
+        }
+        let stat = match std::fs::metadata(path) {
+            Ok(meta) => FileStat::of(&meta),
+            Err(e) => return self.skip(Some(format!("skipped {rel}: {e}"))),
+        };
+        // Over the size limit: read, to be refused with its warning (the limit may be new).
+        if stat.size <= self.config.max_file_size && (self.unchanged)(&rel, &stat) {
+            self.scan.unchanged.push(rel);
+            return;
+        }
+        self.read(path, rel, stat);
+    }
+
+    /// Reads a file into a document. Secrets never enter the index: redacted here, on the whole
+    /// document, before any chunk boundary could split one into pieces no pattern recognises.
+    fn read(&mut self, path: &Path, rel: String, stat: FileStat) {
+        let known = classify(&rel);
+        match read_text(path, stat.size, self.config.max_file_size).map(crate::secrets::redact_owned) {
+            Ok(text) => match content_kind(known, &text) {
+                Some((kind, lang)) => {
+                    let mut doc = Document::new(&rel, kind, lang, text);
+                    // Taken before the read: a change after it shows as a different stat.
+                    doc.stat = stat.settled(self.started).then_some(stat);
+                    self.scan.documents.push(doc);
+                }
+                None => self.skip(None),
+            },
+            // An unknown type that is not text (an image, an archive) is expected: no warning.
+            Err(_) if known.is_none() => self.skip(None),
+            Err(why) => self.skip(Some(format!("skipped {rel}: {why}"))),
+        }
+    }
+
+    fn skip(&mut self, warning: Option<String>) {
+        self.scan.skipped += 1;
+        self.scan.warnings.extend(warning);
+    }
 }
 
 /// Reads a file of `size` bytes as UTF-8 text, or says why not.

@@ -72,7 +72,7 @@ pub fn gate(prompt: &str, config: &HookConfig) -> Gate {
 
 /// Context for one query, as the hook and the daemon compute it: hybrid search, the tiered block,
 /// secrets removed from its text, capped at `max_chars`. `None` when nothing relevant was found.
-pub(crate) fn prompt_context(engine: &Engine, query: &str) -> Result<Option<crate::context::tier::ContextBlock>> {
+pub(crate) fn prompt_context(engine: &Engine, query: &str) -> Result<Option<crate::context::ContextBlock>> {
     let resp = engine.search_with(&request(query, &engine.settings.hook))?;
     Ok(block_for(engine, &resp))
 }
@@ -87,7 +87,7 @@ pub(crate) fn request(query: &str, config: &crate::config::HookConfig) -> Search
 
 /// The hook's context block of a search already made: tiered, then packed again into a smaller
 /// budget while it is longer than `[hook] max_chars`.
-pub(crate) fn block_for(engine: &Engine, resp: &crate::SearchResponse) -> Option<crate::context::tier::ContextBlock> {
+pub(crate) fn block_for(engine: &Engine, resp: &crate::SearchResponse) -> Option<crate::context::ContextBlock> {
     let config = &engine.settings.hook;
     let mut context = engine.settings.context.clone();
     for _ in 0..4 {
@@ -111,7 +111,7 @@ impl Engine {
     /// What the Claude Code hook adds to this prompt: `None` for a trivial prompt (small talk, a
     /// slash command), one that is mostly a secret, or one nothing in the index answers; else
     /// the tiered context block (secrets redacted, markup escaped, within `[hook] max_chars`).
-    pub fn context_for_prompt(&self, prompt: &str) -> Result<Option<crate::context::tier::ContextBlock>> {
+    pub fn context_for_prompt(&self, prompt: &str) -> Result<Option<crate::context::ContextBlock>> {
         match gate(prompt, &self.settings.hook) {
             Gate::Search(query) => prompt_context(self, &query),
             Gate::Skip | Gate::Refuse(_) => Ok(None),

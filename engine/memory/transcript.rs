@@ -223,89 +223,81 @@ impl<R: BufRead> TranscriptReader<R> {
         }
         let timestamp = text("timestamp");
         let content = line.get("message").and_then(|m| m.get("content"));
-        let mut events = Vec::new();
-        let mut emit = |kind| events.push(Event { timestamp: timestamp.clone(), kind });
-        match line.get("type").and_then(Value::as_str).unwrap_or_default() {
-            "user" if line.get("isCompactSummary").and_then(Value::as_bool) == Some(true) => {
-                if let Some(summary) = content.map(plain_text).filter(|s| !s.trim().is_empty()) {
-                    emit(EventKind::CompactSummary(summary));
-                }
-            }
-            "user" => {
-                let meta = line.get("isMeta").and_then(Value::as_bool) == Some(true);
-                match content {
-                    Some(Value::String(s)) if !meta => {
-                        if let Some(p) = prompt(s) {
-                            emit(EventKind::Prompt(p));
-                        }
-                    }
-                    Some(Value::Array(blocks)) => {
-                        for b in blocks {
-                            match b.get("type").and_then(Value::as_str) {
-                                Some("tool_result") => {
-                                    let is_error = b.get("is_error").and_then(Value::as_bool) == Some(true);
-                                    let text = b.get("content").map(plain_text).unwrap_or_default();
-                                    let (error, output) = if is_error {
-                                        // Redacted whole, then cut: a secret the cut split would
-                                        // no longer match its pattern.
-                                        (
-                                            Some(crate::secrets::redacted(&text).chars().take(ERROR_CHARS).collect()),
-                                            None,
-                                        )
-                                    } else {
-                                        (None, Some(text))
-                                    };
-                                    emit(EventKind::ToolResult {
-                                        id: b
-                                            .get("tool_use_id")
-                                            .and_then(Value::as_str)
-                                            .unwrap_or_default()
-                                            .to_string(),
-                                        is_error,
-                                        error,
-                                        output,
-                                    })
-                                }
-                                Some("text") if !meta => {
-                                    if let Some(p) = b.get("text").and_then(Value::as_str).and_then(prompt) {
-                                        emit(EventKind::Prompt(p));
-                                    }
-                                }
-                                _ => {}
-                            }
-                        }
-                    }
-                    _ => {}
-                }
-            }
-            "assistant" => {
-                for b in content.and_then(Value::as_array).into_iter().flatten() {
-                    match b.get("type").and_then(Value::as_str) {
-                        Some("text") => {
-                            if let Some(t) = b.get("text").and_then(Value::as_str).filter(|t| !t.trim().is_empty()) {
-                                emit(EventKind::AssistantText(t.to_string()));
-                            }
-                        }
-                        Some("tool_use") => {
-                            let name = b.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
-                            let input = b.get("input").cloned().unwrap_or(Value::Null);
-                            if name == "TodoWrite" {
-                                emit(EventKind::Todos(todos(input.get("todos"))));
-                            }
-                            let id = b.get("id").and_then(Value::as_str).unwrap_or_default().to_string();
-                            emit(EventKind::ToolCall { id, name, input });
-                        }
-                        _ => {}
-                    }
-                }
-            }
+        let kinds = match line.get("type").and_then(Value::as_str).unwrap_or_default() {
+            "user" if line.get("isCompactSummary").and_then(Value::as_bool) == Some(true) => content
+                .map(plain_text)
+                .filter(|s| !s.trim().is_empty())
+                .map(EventKind::CompactSummary)
+                .into_iter()
+                .collect(),
+            "user" => user_events(content, line.get("isMeta").and_then(Value::as_bool) == Some(true)),
+            "assistant" => assistant_events(content),
             // Known, and nothing a memory needs: hook and tool progress, system notes, file
             // snapshots, the prompt queue, session titles.
-            "progress" | "system" | "file-history-snapshot" | "queue-operation" | "summary" => {}
-            _ => self.stats.unknown += 1,
-        }
-        self.pending.extend(events);
+            "progress" | "system" | "file-history-snapshot" | "queue-operation" | "summary" => Vec::new(),
+            _ => {
+                self.stats.unknown += 1;
+                Vec::new()
+            }
+        };
+        self.pending.extend(kinds.into_iter().map(|kind| Event { timestamp: timestamp.clone(), kind }));
     }
+}
+
+/// What a user line holds: the prompt typed (not in a meta line), and tool results.
+fn user_events(content: Option<&Value>, meta: bool) -> Vec<EventKind> {
+    match content {
+        Some(Value::String(s)) if !meta => prompt(s).map(EventKind::Prompt).into_iter().collect(),
+        Some(Value::Array(blocks)) => blocks
+            .iter()
+            .filter_map(|b| match b.get("type").and_then(Value::as_str) {
+                Some("tool_result") => Some(tool_result(b)),
+                Some("text") if !meta => b.get("text").and_then(Value::as_str).and_then(prompt).map(EventKind::Prompt),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// A tool result block: a failure keeps the start of its message, redacted whole then cut (a
+/// secret the cut split would no longer match its pattern); a success keeps its output as is.
+fn tool_result(b: &Value) -> EventKind {
+    let is_error = b.get("is_error").and_then(Value::as_bool) == Some(true);
+    let text = b.get("content").map(plain_text).unwrap_or_default();
+    let (error, output) = if is_error {
+        (Some(crate::secrets::redacted(&text).chars().take(ERROR_CHARS).collect()), None)
+    } else {
+        (None, Some(text))
+    };
+    let id = b.get("tool_use_id").and_then(Value::as_str).unwrap_or_default().to_string();
+    EventKind::ToolResult { id, is_error, error, output }
+}
+
+/// What an assistant line holds: its text and its tool calls (a todo list update is also its own
+/// event); thinking is left out.
+fn assistant_events(content: Option<&Value>) -> Vec<EventKind> {
+    let mut out = Vec::new();
+    for b in content.and_then(Value::as_array).into_iter().flatten() {
+        match b.get("type").and_then(Value::as_str) {
+            Some("text") => {
+                if let Some(t) = b.get("text").and_then(Value::as_str).filter(|t| !t.trim().is_empty()) {
+                    out.push(EventKind::AssistantText(t.to_string()));
+                }
+            }
+            Some("tool_use") => {
+                let name = b.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
+                let input = b.get("input").cloned().unwrap_or(Value::Null);
+                if name == "TodoWrite" {
+                    out.push(EventKind::Todos(todos(input.get("todos"))));
+                }
+                let id = b.get("id").and_then(Value::as_str).unwrap_or_default().to_string();
+                out.push(EventKind::ToolCall { id, name, input });
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 impl<R: BufRead> Iterator for TranscriptReader<R> {

@@ -10,7 +10,7 @@ pub mod rerank;
 
 use crate::config::Weights;
 use crate::config::{FuseMethod, Mode, RerankMode, Settings};
-use crate::context::tier::{self, ContextBlock};
+use crate::context::{self, ContextBlock};
 use crate::embed::{dot, Embedder, OnnxEmbedder};
 use crate::error::{Error, Result};
 use crate::hit::{snippet, Evidence, Explain, Hit};
@@ -710,7 +710,7 @@ impl Engine {
         let verdict =
             crate::context::abstain::calibrate(results, &evidence, intent.conversational, &self.settings.abstain);
         if verdict.is_none() {
-            tier::label(results, &self.settings.tier);
+            context::label(results, &self.settings.tier);
         }
         (report_evidence.then_some(evidence), verdict)
     }
@@ -810,7 +810,7 @@ impl Engine {
     pub fn context_with(&self, resp: &SearchResponse, config: &crate::config::ContextConfig) -> ContextBlock {
         let count = |s: &str| self.count_tokens(s);
         let neighbours = |h: &Hit| self.neighbours(h, config.neighbours).unwrap_or_default();
-        tier::context(&resp.query, &resp.results, config, &neighbours, &count)
+        context::context(&resp.query, &resp.results, config, &neighbours, &count)
     }
 
     /// Up to `n` chunks on each side of a hit in its document, in line order.

@@ -14,7 +14,16 @@ use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-/// Scores (query, passage) pairs; higher is more relevant. Raw logits: the caller squashes them.
+/// Scores (query, passage) pairs; higher is more relevant.
+///
+/// The contract the rerank stage relies on:
+/// - `score` returns one raw logit per passage, in the order of `passages` (the stage squashes
+///   and blends them with the fused score: `[rerank] weight`).
+/// - A pair's score does not depend on the other pairs of the call, so scoring in smaller runs
+///   to keep a deadline gives the same order.
+/// - A failure is an error, never a partial list: the stage then keeps the fused order and says
+///   why in the response.
+/// - It may be called from several threads at once (`Send + Sync`).
 pub trait Reranker: Send + Sync {
     /// Names the model in responses ([`RerankReport::model`]).
     fn id(&self) -> &str;

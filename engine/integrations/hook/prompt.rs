@@ -27,7 +27,7 @@ pub(super) fn on_prompt(payload: &Payload, index: &Path, settings: Settings) -> 
         // the socket, only a well-formed block of escaped text reaches the model.
         match crate::integrations::daemon::ask(index, &query, edited, deadline) {
             Ok(None) => return answer(None, notes),
-            Ok(Some(context)) => match crate::context::tier::sanitize_block(&context) {
+            Ok(Some(context)) => match crate::context::sanitize_block(&context) {
                 Some(clean) => return answer(Some(clean), notes),
                 None => notes.push("the daemon's answer is not a context block; searched in process".into()),
             },

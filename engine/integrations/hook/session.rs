@@ -2,9 +2,12 @@
 //! project decisions and conventions, files changed since), chosen by why the session started.
 
 use super::{answer, take_pending, Outcome, Payload};
-use crate::config::Settings;
+use crate::config::{HookConfig, Settings};
+use crate::context::clean;
 use crate::error::Result;
 use crate::integrations::prompt::reindex;
+use crate::memory::{category, MemoryStore, Stored};
+use std::collections::HashSet;
 use std::path::Path;
 
 /// File in the index directory with the document hashes seen at the last session start.
@@ -65,7 +68,8 @@ impl Source {
 /// The session digest, chosen by `source`: records of the last (`startup`) or this session
 /// (`resume`, `compact`), then project knowledge (the `[hook] digest_categories`, newest first),
 /// then the files changed since the last session started (`startup`, `resume`). Superseded
-/// records are left out; the whole stays within `[hook] digest_max_chars`.
+/// records are left out; the whole stays within `[hook] digest_max_chars`, sized by whole
+/// elements, never cut afterwards (a cut could split a tag).
 pub(crate) fn session_digest(
     index: &Path,
     root: &Path,
@@ -73,10 +77,40 @@ pub(crate) fn session_digest(
     source: Source,
     session_id: Option<&str>,
 ) -> Result<Option<String>> {
-    use crate::memory::{category, MemoryStore, Stored};
+    const OPEN: &str = "<memory-context kind=\"session\">\n";
+    const CLOSE: &str = "</memory-context>\n";
     let config = &settings.hook;
     let all = MemoryStore::at_root(root).load()?;
-    let gone = crate::memory::superseded(&all);
+    let picked = pick_records(&all, source, session_id, config);
+    let changes = matches!(source, Source::Startup | Source::Resume);
+    let room = if changes { config.digest_max_chars * 3 / 4 } else { config.digest_max_chars };
+    let mut used = chars(OPEN) + chars(CLOSE);
+    let mut body = String::new();
+    for line in picked.iter().map(|s| record_line(s, root, settings)) {
+        if used + chars(&line) <= room {
+            used += chars(&line);
+            body.push_str(&line);
+        }
+    }
+    if changes {
+        body.push_str(&changes_note(index, used, settings)?);
+    }
+    Ok((!body.is_empty()).then(|| format!("{OPEN}{body}{CLOSE}")))
+}
+
+fn chars(s: &str) -> usize {
+    s.chars().count()
+}
+
+/// The records a digest shows, in order: the session's own (or the last session's), then project
+/// knowledge.
+fn pick_records<'a>(
+    all: &'a [Stored],
+    source: Source,
+    session_id: Option<&str>,
+    config: &HookConfig,
+) -> Vec<&'a Stored> {
+    let gone = crate::memory::superseded(all);
     let mut live: Vec<&Stored> = all.iter().filter(|s| !gone.contains(&s.record.id)).collect();
     live.sort_by(|a, b| b.record.created.cmp(&a.record.created).then(a.path.cmp(&b.path)));
     let is_session = |s: &&Stored| s.record.category == category::SESSION;
@@ -101,84 +135,69 @@ pub(crate) fn session_digest(
         Source::Clear => {}
     }
     if source != Source::Resume {
-        let taken: std::collections::HashSet<&str> = picked.iter().map(|p| p.record.id.as_str()).collect();
-        let knowledge: Vec<&Stored> = live
-            .iter()
-            .copied()
-            .filter(|s| {
-                config.digest_categories.iter().any(|c| c.eq_ignore_ascii_case(&s.record.category))
-                    && !taken.contains(s.record.id.as_str())
-            })
-            .take(config.digest_records)
-            .collect();
+        let taken: HashSet<&str> = picked.iter().map(|p| p.record.id.as_str()).collect();
+        let wanted = |s: &&Stored| {
+            config.digest_categories.iter().any(|c| c.eq_ignore_ascii_case(&s.record.category))
+                && !taken.contains(s.record.id.as_str())
+        };
+        let knowledge: Vec<&Stored> = live.iter().copied().filter(wanted).take(config.digest_records).collect();
         picked.extend(knowledge);
     }
-    let c = &settings.context;
-    const OPEN: &str = "<memory-context kind=\"session\">\n";
-    const CLOSE: &str = "</memory-context>\n";
-    // The digest is sized by whole elements, never cut afterwards: a cut could split a tag.
-    let chars = |s: &str| s.chars().count();
-    let mut used = chars(OPEN) + chars(CLOSE);
-    let mut body = String::new();
-    let changes = matches!(source, Source::Startup | Source::Resume);
-    let room = if changes { config.digest_max_chars * 3 / 4 } else { config.digest_max_chars };
-    for s in picked {
-        let r = &s.record;
-        let path = s.path.strip_prefix(root).unwrap_or(&s.path).to_string_lossy();
-        // A session or summary record is the story of a session: more of it is worth showing.
-        let size = if matches!(r.category.as_str(), category::SESSION | category::SUMMARY) {
-            config.digest_session_chars
-        } else {
-            c.summary_chars
-        };
-        // Secrets go before the summary cuts the content (a cut token no longer matches).
-        let content = crate::context::tier::visible(&r.content, false);
-        let summary = crate::context::tier::summary(&content, size);
-        let line = format!(
-            "<memory-compact category=\"{}\" path=\"{}\" title=\"{}\">{}</memory-compact>\n",
-            crate::context::tier::clean(&r.category, c.tag_chars, false),
-            crate::context::tier::clean(&path, c.path_chars, false),
-            crate::context::tier::clean(&r.title, c.title_chars, false),
-            crate::context::tier::clean(&summary, size, false),
-        );
-        if used + chars(&line) > room {
-            continue;
+    picked
+}
+
+/// One record of the digest as an element: category, path, title and the start of its content.
+fn record_line(s: &Stored, root: &Path, settings: &Settings) -> String {
+    let (r, c) = (&s.record, &settings.context);
+    let path = s.path.strip_prefix(root).unwrap_or(&s.path).to_string_lossy();
+    // A session or summary record is the story of a session: more of it is worth showing.
+    let size = if matches!(r.category.as_str(), category::SESSION | category::SUMMARY) {
+        settings.hook.digest_session_chars
+    } else {
+        c.summary_chars
+    };
+    // Secrets go before the summary cuts the content (a cut token no longer matches).
+    let content = crate::context::visible(&r.content, false);
+    let summary = crate::context::summary(&content, size);
+    format!(
+        "<memory-compact category=\"{}\" path=\"{}\" title=\"{}\">{}</memory-compact>\n",
+        clean(&r.category, c.tag_chars, false),
+        clean(&path, c.path_chars, false),
+        clean(&r.title, c.title_chars, false),
+        clean(&summary, size, false),
+    )
+}
+
+/// The note listing the files changed since the last session started, within what is left of
+/// `[hook] digest_max_chars` after `used`; empty when nothing changed or nothing fits.
+fn changes_note(index: &Path, used: usize, settings: &Settings) -> Result<String> {
+    let (max, c) = (settings.hook.digest_max_chars, &settings.context);
+    // Only the file list needs the index's metadata (large on a large index).
+    let generation = crate::index::store::current_generation(index)?
+        .ok_or_else(|| crate::Error::IndexMissing { path: index.to_path_buf() })?;
+    let changed = changed_since_last_session(index, &crate::index::store::read_meta(&generation)?);
+    if changed.is_empty() {
+        return Ok(String::new());
+    }
+    let head = format!("<memory-note>Changed since the last session ({} files): ", changed.len());
+    let tail = "</memory-note>\n";
+    let mut listed: Vec<String> = Vec::new();
+    let mut note_chars = chars(&head) + chars(tail);
+    for p in changed.iter().take(20) {
+        let p = clean(p, c.path_chars, false);
+        // Room for the path, its separator and the "and N more" line.
+        if used + note_chars + chars(&p) + 2 + 24 > max {
+            break;
         }
-        used += chars(&line);
-        body.push_str(&line);
+        note_chars += chars(&p) + 2;
+        listed.push(p);
     }
-    if changes {
-        // Only the file list needs the index's metadata (large on a large index).
-        let meta = crate::index::store::read_meta(
-            &crate::index::store::current_generation(index)?
-                .ok_or_else(|| crate::Error::IndexMissing { path: index.to_path_buf() })?,
-        )?;
-        let changed = changed_since_last_session(index, &meta);
-        if !changed.is_empty() {
-            let head = format!("<memory-note>Changed since the last session ({} files): ", changed.len());
-            let tail = "</memory-note>\n";
-            let mut listed: Vec<String> = Vec::new();
-            let mut note_chars = chars(&head) + chars(tail);
-            for p in changed.iter().take(20) {
-                let p = crate::context::tier::clean(p, c.path_chars, false);
-                // Room for the path, its separator and the "and N more" line.
-                if used + note_chars + chars(&p) + 2 + 24 > config.digest_max_chars {
-                    break;
-                }
-                note_chars += chars(&p) + 2;
-                listed.push(p);
-            }
-            let more = changed.len() - listed.len();
-            let more = if more > 0 { format!(" and {more} more") } else { String::new() };
-            if !listed.is_empty() || used + note_chars + chars(&more) <= config.digest_max_chars {
-                body.push_str(&format!("{head}{}{more}{tail}", listed.join(", ")));
-            }
-        }
+    let more = changed.len() - listed.len();
+    let more = if more > 0 { format!(" and {more} more") } else { String::new() };
+    if listed.is_empty() && used + note_chars + chars(&more) > max {
+        return Ok(String::new());
     }
-    if body.is_empty() {
-        return Ok(None);
-    }
-    Ok(Some(format!("{OPEN}{body}{CLOSE}")))
+    Ok(format!("{head}{}{more}{tail}", listed.join(", ")))
 }
 
 /// Documents added, changed or removed since the snapshot taken at the last session start; takes

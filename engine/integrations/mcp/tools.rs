@@ -464,112 +464,17 @@ impl State {
         let path = path.map(|p| self.project_path(p)).transpose()?;
         let open = self.opened()?;
         let snapshot = open.chunks.snapshot();
-        let (doc, all, wanted): (String, Vec<Hit>, Vec<usize>) = match (id, path) {
+        let found = match (id, path) {
             (Some(_), Some(_)) => return Err("give either id or path, not both".into()),
             (None, None) => return Err("get needs an id (from search) or a path (with start_line and end_line)".into()),
-            (Some(id), None) => {
-                if start.is_some() || end.is_some() {
-                    return Err("start_line and end_line go with path, not with id".into());
-                }
-                let stale = || {
-                    format!("no chunk with id {id:?} in the index: ids change when a file is reindexed; search again, or get by path and lines")
-                };
-                let (doc, key) = id
-                    .rsplit_once('#')
-                    .ok_or_else(|| format!("{id:?} is not a hit id: search returns ids like src/main.rs#42"))?;
-                let key: u64 = key
-                    .parse()
-                    .map_err(|_| format!("{id:?} is not a hit id: search returns ids like src/main.rs#42"))?;
-                let address = snapshot.address_of(key).ok_or_else(stale)?;
-                let hit = snapshot.load(address, key).map_err(|e| e.to_string())?;
-                if hit.doc != doc {
-                    return Err(stale());
-                }
-                let mut all = snapshot.chunks_of(&hit.doc).map_err(|e| e.to_string())?;
-                sort_chunks(&mut all);
-                let at = all.iter().position(|c| c.id == hit.id).unwrap_or(0);
-                (hit.doc, all, vec![at])
+            (Some(_), None) if start.is_some() || end.is_some() => {
+                return Err("start_line and end_line go with path, not with id".into())
             }
-            (None, Some(rel)) => {
-                let mut all = snapshot.chunks_of(&rel).map_err(|e| e.to_string())?;
-                if all.is_empty() {
-                    return Err(format!(
-                        "{rel} is not in the index: not indexed (ignored, excluded, not text), misspelt, or new since the last `engine index`; search finds indexed paths"
-                    ));
-                }
-                sort_chunks(&mut all);
-                let (from, to) = (start.unwrap_or(1), end.unwrap_or(usize::MAX));
-                if from > to {
-                    return Err(format!("start_line {from} is after end_line {to}"));
-                }
-                let wanted: Vec<usize> =
-                    (0..all.len()).filter(|&i| all[i].start_line <= to && all[i].end_line >= from).collect();
-                if wanted.is_empty() {
-                    let last = all.iter().map(|c| c.end_line).max().unwrap_or(0);
-                    return Err(format!(
-                        "no indexed chunk of {rel} covers lines {from}-{to}: its chunks cover lines 1-{last}"
-                    ));
-                }
-                (rel, all, wanted)
-            }
+            (Some(id), None) => chunk_by_id(&snapshot, id)?,
+            (None, Some(rel)) => chunks_by_lines(&snapshot, rel, start, end)?,
         };
-        let (first, last) = (wanted[0], *wanted.last().expect("not empty"));
-        let (lo, hi) = (all[first].start_line, all[last].end_line);
-        let before: Vec<usize> = (0..first).rev().filter(|&i| all[i].end_line < lo).take(neighbours).collect();
-        let after: Vec<usize> = (last + 1..all.len()).filter(|&i| all[i].start_line > hi).take(neighbours).collect();
-        // Within the budget: the chunks asked for first, then neighbours nearest first.
         let count = |s: &str| open.engine.count_tokens(s);
-        let mut order: Vec<(usize, &'static str)> = wanted.iter().map(|&i| (i, "hit")).collect();
-        for n in 0..neighbours {
-            order.extend(before.get(n).map(|&i| (i, "before")));
-            order.extend(after.get(n).map(|&i| (i, "after")));
-        }
-        let mut used = 0;
-        let mut taken: Vec<(usize, &'static str, String, bool)> = Vec::new();
-        let mut left_out = 0;
-        for (i, role) in order {
-            let c = &all[i];
-            let body = crate::context::tier::visible(&c.text, true);
-            let header = header(c, role);
-            let cost = count(&header) + count(&body);
-            if used + cost <= budget {
-                used += cost;
-                taken.push((i, role, body, false));
-            } else if taken.is_empty() {
-                // The chunk asked for does not fit alone: as much of it as fits, by lines.
-                let room = budget.saturating_sub(count(&header));
-                let cut = cut_to_tokens(&body, room, &count);
-                used += count(&header) + count(&cut);
-                taken.push((i, role, cut, true));
-            } else {
-                left_out += 1;
-            }
-        }
-        taken.sort_by_key(|t| t.0);
-        let mut text = String::new();
-        let mut chunks = Vec::new();
-        let truncated = taken.iter().any(|t| t.3);
-        for (i, role, body, cut) in &taken {
-            let c = &all[*i];
-            text.push_str(&header(c, role));
-            text.push_str(body.trim_end());
-            text.push('\n');
-            if *cut {
-                text.push_str(&format!(
-                    "[cut to max_tokens = {budget}; raise it (up to {GET_TOKENS_MAX}) for the rest]\n"
-                ));
-            }
-            chunks.push(json!({
-                "id": c.id, "path": c.path, "start_line": c.start_line, "end_line": c.end_line,
-                "title": crate::context::tier::visible(&c.title, false), "role": role, "text": body, "truncated": cut,
-            }));
-        }
-        if left_out > 0 {
-            text.push_str(&format!("[{left_out} chunk(s) left out to stay within max_tokens = {budget}]\n"));
-        }
-        let structured =
-            json!({"doc": doc, "chunks": chunks, "tokens": used, "truncated": truncated, "left_out": left_out});
-        Ok(Output::ok(text, structured))
+        Ok(found.within(neighbours, budget, &count))
     }
 
     fn remember(&mut self, args: &Map<String, Value>) -> ToolResult {
@@ -774,6 +679,128 @@ impl State {
 
 /// `path` with `.` and `..` resolved lexically; `None` when `..` climbs above the root of the
 /// file system.
+/// The chunks `get` returns: a document's chunks in line order and the ones asked for.
+struct Found {
+    doc: String,
+    all: Vec<Hit>,
+    /// Indexes into `all`, in order.
+    wanted: Vec<usize>,
+}
+
+/// The chunk a search hit's id names (`path#key`), and its document's chunks.
+fn chunk_by_id(snapshot: &crate::index::reader::Snapshot, id: &str) -> std::result::Result<Found, String> {
+    let stale = || {
+        format!("no chunk with id {id:?} in the index: ids change when a file is reindexed; search again, or get by path and lines")
+    };
+    let not_an_id = || format!("{id:?} is not a hit id: search returns ids like src/main.rs#42");
+    let (doc, key) = id.rsplit_once('#').ok_or_else(not_an_id)?;
+    let key: u64 = key.parse().map_err(|_| not_an_id())?;
+    let address = snapshot.address_of(key).ok_or_else(stale)?;
+    let hit = snapshot.load(address, key).map_err(|e| e.to_string())?;
+    if hit.doc != doc {
+        return Err(stale());
+    }
+    let mut all = snapshot.chunks_of(&hit.doc).map_err(|e| e.to_string())?;
+    sort_chunks(&mut all);
+    let at = all.iter().position(|c| c.id == hit.id).unwrap_or(0);
+    Ok(Found { doc: hit.doc, all, wanted: vec![at] })
+}
+
+/// The chunks of an indexed file that cover lines `start`..=`end` (the whole file by default).
+fn chunks_by_lines(
+    snapshot: &crate::index::reader::Snapshot,
+    rel: String,
+    start: Option<usize>,
+    end: Option<usize>,
+) -> std::result::Result<Found, String> {
+    let mut all = snapshot.chunks_of(&rel).map_err(|e| e.to_string())?;
+    if all.is_empty() {
+        return Err(format!(
+            "{rel} is not in the index: not indexed (ignored, excluded, not text), misspelt, or new since the last `engine index`; search finds indexed paths"
+        ));
+    }
+    sort_chunks(&mut all);
+    let (from, to) = (start.unwrap_or(1), end.unwrap_or(usize::MAX));
+    if from > to {
+        return Err(format!("start_line {from} is after end_line {to}"));
+    }
+    let wanted: Vec<usize> = (0..all.len()).filter(|&i| all[i].start_line <= to && all[i].end_line >= from).collect();
+    if wanted.is_empty() {
+        let last = all.iter().map(|c| c.end_line).max().unwrap_or(0);
+        return Err(format!("no indexed chunk of {rel} covers lines {from}-{to}: its chunks cover lines 1-{last}"));
+    }
+    Ok(Found { doc: rel, all, wanted })
+}
+
+/// A chunk `get` shows: its index, its role (hit, before, after), its text, and whether the text
+/// was cut to fit.
+type Taken = (usize, &'static str, String, bool);
+
+impl Found {
+    /// The chunks asked for, then `neighbours` on each side nearest first, within `budget` tokens.
+    fn within(&self, neighbours: usize, budget: usize, count: &dyn Fn(&str) -> usize) -> Output {
+        let all = &self.all;
+        let (first, last) = (self.wanted[0], *self.wanted.last().expect("not empty"));
+        let (lo, hi) = (all[first].start_line, all[last].end_line);
+        let before: Vec<usize> = (0..first).rev().filter(|&i| all[i].end_line < lo).take(neighbours).collect();
+        let after: Vec<usize> = (last + 1..all.len()).filter(|&i| all[i].start_line > hi).take(neighbours).collect();
+        let mut order: Vec<(usize, &'static str)> = self.wanted.iter().map(|&i| (i, "hit")).collect();
+        for n in 0..neighbours {
+            order.extend(before.get(n).map(|&i| (i, "before")));
+            order.extend(after.get(n).map(|&i| (i, "after")));
+        }
+        let mut used = 0;
+        let mut taken: Vec<Taken> = Vec::new();
+        let mut left_out = 0;
+        for (i, role) in order {
+            let body = crate::context::visible(&all[i].text, true);
+            let header = header(&all[i], role);
+            let cost = count(&header) + count(&body);
+            if used + cost <= budget {
+                used += cost;
+                taken.push((i, role, body, false));
+            } else if taken.is_empty() {
+                // The chunk asked for does not fit alone: as much of it as fits, by lines.
+                let cut = cut_to_tokens(&body, budget.saturating_sub(count(&header)), count);
+                used += count(&header) + count(&cut);
+                taken.push((i, role, cut, true));
+            } else {
+                left_out += 1;
+            }
+        }
+        taken.sort_by_key(|t| t.0);
+        self.output(&taken, used, left_out, budget)
+    }
+
+    /// The text and the structured result of the chunks taken.
+    fn output(&self, taken: &[Taken], used: usize, left_out: usize, budget: usize) -> Output {
+        let mut text = String::new();
+        let mut chunks = Vec::new();
+        for (i, role, body, cut) in taken {
+            let c = &self.all[*i];
+            text.push_str(&header(c, role));
+            text.push_str(body.trim_end());
+            text.push('\n');
+            if *cut {
+                text.push_str(&format!(
+                    "[cut to max_tokens = {budget}; raise it (up to {GET_TOKENS_MAX}) for the rest]\n"
+                ));
+            }
+            chunks.push(json!({
+                "id": c.id, "path": c.path, "start_line": c.start_line, "end_line": c.end_line,
+                "title": crate::context::visible(&c.title, false), "role": role, "text": body, "truncated": cut,
+            }));
+        }
+        if left_out > 0 {
+            text.push_str(&format!("[{left_out} chunk(s) left out to stay within max_tokens = {budget}]\n"));
+        }
+        let truncated = taken.iter().any(|t| t.3);
+        let structured =
+            json!({"doc": self.doc, "chunks": chunks, "tokens": used, "truncated": truncated, "left_out": left_out});
+        Output::ok(text, structured)
+    }
+}
+
 fn normalize(path: &Path) -> Option<PathBuf> {
     let mut out = PathBuf::new();
     for c in path.components() {
@@ -831,7 +858,7 @@ fn cut_to_tokens(text: &str, tokens: usize, count: &dyn Fn(&str) -> usize) -> St
 /// `text` on one line, cleaned (control and format characters out, secrets redacted), at most
 /// `max` characters.
 fn one_line(text: &str, max: usize) -> String {
-    let flat = crate::context::tier::visible(text, false).split_whitespace().collect::<Vec<_>>().join(" ");
+    let flat = crate::context::visible(text, false).split_whitespace().collect::<Vec<_>>().join(" ");
     if flat.chars().count() <= max {
         return flat;
     }

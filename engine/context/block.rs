@@ -1,79 +1,11 @@
-//! The last stage between ranked hits and an LLM's context: a confidence label per hit
-//! (high / medium / low) and the context block built from them — tiered by confidence, packed into
-//! a token budget, expanded progressively (one line, snippet with neighbours, full text), and made
-//! safe to embed: every user-controlled string is stripped of control and format characters,
-//! truncated and XML-escaped, so no indexed content can open or close an element.
-//!
-//! A wrong "high" costs the user more than a missing one, so labels need more than a score ratio:
-//! an absolute floor on the raw evidence (cosine, or BM25 when there is no model), a cap when many
-//! hits are equally strong, and a stricter floor for a lone result.
+//! The context block handed to an LLM: labelled hits tiered by confidence, packed into a token
+//! budget and expanded progressively (one line, snippet, snippet with neighbours, full text), every
+//! string made safe by [`super::markup`].
 
-use crate::config::{ContextConfig, OutputMode, TierConfig};
-pub use crate::hit::Confidence;
-use crate::hit::Hit;
+use super::markup::{clean, escape, visible};
+use crate::config::{ContextConfig, OutputMode};
+use crate::hit::{Confidence, Hit};
 use serde::Serialize;
-
-/// The raw evidence of a hit and the floors that apply to it: cosine when the query was
-/// embedded, else raw BM25.
-fn evidence(h: &Hit, config: &TierConfig) -> Option<(f32, f32, f32)> {
-    match (h.cosine, h.bm25) {
-        (Some(cos), _) => Some((cos, config.floor_high, config.floor_medium)),
-        (None, Some(b)) => Some((b, config.floor_high_bm25, config.floor_medium_bm25)),
-        (None, None) => None,
-    }
-}
-
-/// Labels hits (best first; `score` is the final score) in place. High needs both ratios (final
-/// score and evidence, each to the best hit's) and the absolute floor; medium the medium ratios.
-pub fn label(hits: &mut [Hit], config: &TierConfig) {
-    let best = hits.iter().map(|h| h.score).fold(f32::MIN, f32::max);
-    if hits.is_empty() || best <= 0.0 {
-        hits.iter_mut().for_each(|h| h.confidence = Confidence::Low);
-        return;
-    }
-    // Evidence ratio: the better of cosine and BM25, each relative to the best hit's. Cosine
-    // alone marked a struct low next to a one-line `impl` chunk that embeds closer to a bare
-    // identifier; with BM25 too, 51 dev hits were high at 86% relevant instead of 45 at 87%.
-    let best_cos = hits.iter().filter_map(|h| h.cosine).fold(0.0f32, f32::max);
-    let best_bm25 = hits.iter().filter_map(|h| h.bm25).fold(0.0f32, f32::max);
-    let evidence_ratio = |h: &Hit| {
-        let cos = h.cosine.filter(|_| best_cos > 0.0).map_or(0.0, |c| c / best_cos);
-        let bm25 = h.bm25.filter(|_| best_bm25 > 0.0).map_or(0.0, |b| b / best_bm25);
-        cos.max(bm25)
-    };
-    for h in hits.iter_mut() {
-        let (r, e) = (h.score / best, evidence_ratio(h));
-        let mut c = if r >= config.high_ratio && e >= config.evidence_high {
-            Confidence::High
-        } else if r >= config.medium_ratio && e >= config.evidence_medium {
-            Confidence::Medium
-        } else {
-            Confidence::Low
-        };
-        if config.floor {
-            match evidence(h, config) {
-                Some((v, _, medium)) if v < medium => c = Confidence::Low,
-                Some((v, high, _)) if v < high => c = c.min(Confidence::Medium),
-                Some(_) => {}
-                None => c = c.min(Confidence::Medium),
-            }
-        }
-        h.confidence = c;
-    }
-    if config.cluster_cap {
-        let close = hits.iter().filter(|h| evidence_ratio(h) >= config.cluster_ratio).count();
-        if close > config.max_inject {
-            cap(hits, Confidence::Medium);
-        }
-    }
-    if hits.len() == 1 && hits[0].cosine.is_none_or(|c| c < config.single_floor) {
-        cap(hits, Confidence::Medium);
-    }
-}
-
-fn cap(hits: &mut [Hit], at: Confidence) {
-    hits.iter_mut().for_each(|h| h.confidence = h.confidence.min(at));
-}
 
 /// Which rule decided how much of the hits the context shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -131,66 +63,6 @@ pub struct ContextBlock {
     pub dropped: usize,
 }
 
-/// Unicode format characters (general category Cf): invisible, and some (bidi overrides,
-/// zero-width joiners) change how the surrounding text reads.
-fn is_format(c: char) -> bool {
-    matches!(c as u32,
-        0x00AD | 0x0600..=0x0605 | 0x061C | 0x06DD | 0x070F | 0x0890..=0x0891 | 0x08E2 | 0x180E
-        | 0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x2064 | 0x2066..=0x206F | 0xFEFF
-        | 0xFFF9..=0xFFFB | 0x110BD | 0x110CD | 0x13430..=0x1343F | 0x1BCA0..=0x1BCA3
-        | 0x1D173..=0x1D17A | 0xE0001 | 0xE0020..=0xE007F)
-}
-
-/// Unicode noncharacters (U+FDD0..U+FDEF and the last two code points of every plane): not
-/// allowed in well-formed XML, and meaningless in text.
-fn is_noncharacter(c: char) -> bool {
-    matches!(c as u32, 0xFDD0..=0xFDEF) || (c as u32 & 0xFFFE) == 0xFFFE
-}
-
-/// The visible text of a user-controlled string: control, format and noncharacters removed
-/// (newlines and tabs kept in bodies, spaces elsewhere), then secrets redacted. In that order: a
-/// zero-width character inside a token would hide it from the patterns and vanish afterwards.
-/// Whatever cuts a text (a summary, a snippet) must cut this, never the raw text.
-pub(crate) fn visible(s: &str, body: bool) -> String {
-    let kept: String = s
-        .chars()
-        .filter_map(|c| match c {
-            '\n' | '\t' if body => Some(c),
-            '\n' | '\t' | '\r' => Some(' '),
-            c if c.is_control() || is_format(c) || is_noncharacter(c) => None,
-            c => Some(c),
-        })
-        .collect();
-    crate::secrets::redact_owned(kept)
-}
-
-/// Makes a user-controlled string safe inside an element or attribute: [`visible`], cut to
-/// `max_chars` characters on a character boundary, then XML-escaped.
-pub(crate) fn clean(s: &str, max_chars: usize, body: bool) -> String {
-    let kept = visible(s, body);
-    let mut cut: String = kept.chars().take(max_chars).collect();
-    if kept.chars().nth(max_chars).is_some() {
-        cut.push('…');
-    }
-    escape(&cut)
-}
-
-/// XML escaping of text and attribute values (`&` first, so `&lt;` stays literal text).
-pub(crate) fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 8);
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 /// A one-line summary of a chunk: its first words, whitespace collapsed.
 pub fn summary(text: &str, max_chars: usize) -> String {
     let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -235,53 +107,67 @@ fn window(text: &str, query: &str, config: &ContextConfig) -> String {
     clean(&crate::hit::snippet(text, query, config.snippet_chars), config.snippet_chars + 4, true)
 }
 
-/// Renders one hit at a layer. `neighbours` is only read for [`Layer::Neighbours`].
-/// `a` is the hit's [`attrs`], `text` its [`visible`] text, and `windows` the cleaned window of
-/// the hit and of each other piece of its memory record shown with it, each cut on its own so no
-/// cut runs across two pieces; all made once by the caller however many layers it tries (secrets
-/// go before any window or summary cuts the text: a cut token no longer matches).
-fn render(
-    hit: &Hit,
-    a: &str,
-    text: &str,
-    windows: &[String],
-    layer: Layer,
-    neighbours: &[Hit],
-    config: &ContextConfig,
-) -> String {
-    match layer {
-        // A memory record is what was decided or found; its path alone tells the model nothing
-        // it could act on, so a medium record shows the part of it that matches the prompt.
-        Layer::Summary if hit.confidence == Confidence::Medium && hit.kind == "memory" => {
-            format!("<memory-compact{a}>{}</memory-compact>\n", windows.join(" "))
-        }
-        Layer::Summary if hit.confidence == Confidence::Medium => format!("<memory-compact{a}/>\n"),
-        Layer::Summary => {
-            format!(
-                "<result{a}>{}</result>\n",
-                clean(&summary(text, config.summary_chars), config.summary_chars, false)
-            )
-        }
-        Layer::Snippet => format!("<result{a}>\n{}\n</result>\n", windows.join("\n")),
-        Layer::Neighbours => {
-            let mut s = format!("<result{a}>\n{}\n", windows.join("\n"));
-            for n in neighbours {
-                let near = visible(&n.text, true);
-                s.push_str(&format!(
-                    "<neighbour lines=\"{}-{}\" title=\"{}\">{}</neighbour>\n",
-                    n.start_line,
-                    n.end_line,
-                    clean(&n.title, config.title_chars, false),
-                    clean(&summary(&near, config.snippet_chars / 2), config.snippet_chars / 2, false)
-                ));
+/// A planned hit made ready to render at any layer: its [`attrs`], its [`visible`] text, the
+/// cleaned window of it and of each other piece of its memory record shown with it (each cut on
+/// its own, so no cut runs across two pieces), and its neighbours (read only for
+/// [`Layer::Neighbours`]). Made once however many layers are tried; secrets go before any window
+/// or summary cuts the text (a cut token no longer matches).
+struct Entry<'a> {
+    hit: &'a Hit,
+    attrs: String,
+    text: String,
+    windows: Vec<String>,
+    near: Vec<Hit>,
+}
+
+impl Entry<'_> {
+    /// The entry at `layer`, with its first `pieces` windows.
+    fn render(&self, layer: Layer, pieces: usize, config: &ContextConfig) -> String {
+        let (hit, a, windows) = (self.hit, &self.attrs, &self.windows[..pieces]);
+        match layer {
+            // A memory record is what was decided or found; its path alone tells the model
+            // nothing it could act on, so a medium record shows the part that matches the prompt.
+            Layer::Summary if hit.confidence == Confidence::Medium && hit.kind == "memory" => {
+                format!("<memory-compact{a}>{}</memory-compact>\n", windows.join(" "))
             }
-            s.push_str("</result>\n");
-            s
+            Layer::Summary if hit.confidence == Confidence::Medium => format!("<memory-compact{a}/>\n"),
+            Layer::Summary => {
+                let line = clean(&summary(&self.text, config.summary_chars), config.summary_chars, false);
+                format!("<result{a}>{line}</result>\n")
+            }
+            Layer::Snippet => format!("<result{a}>\n{}\n</result>\n", windows.join("\n")),
+            Layer::Neighbours => {
+                let mut s = format!("<result{a}>\n{}\n", windows.join("\n"));
+                for n in &self.near {
+                    let near = visible(&n.text, true);
+                    s.push_str(&format!(
+                        "<neighbour lines=\"{}-{}\" title=\"{}\">{}</neighbour>\n",
+                        n.start_line,
+                        n.end_line,
+                        clean(&n.title, config.title_chars, false),
+                        clean(&summary(&near, config.snippet_chars / 2), config.snippet_chars / 2, false)
+                    ));
+                }
+                s.push_str("</result>\n");
+                s
+            }
+            Layer::Full => {
+                let rest: String = windows[1..].iter().map(|w| format!("\n{w}")).collect();
+                format!("<result{a}>\n{}{rest}\n</result>\n", clean(self.text.trim(), usize::MAX, true))
+            }
         }
-        Layer::Full => {
-            let rest: String = windows[1..].iter().map(|w| format!("\n{w}")).collect();
-            format!("<result{a}>\n{}{rest}\n</result>\n", clean(text.trim(), usize::MAX, true))
-        }
+    }
+
+    /// The (layer, pieces) to try, most first: the planned layer and the smaller ones, each with
+    /// all its pieces down to one. A one-line summary shows no piece's text, except for a medium
+    /// memory record.
+    fn attempts(&self, planned: Layer) -> Vec<(Layer, usize)> {
+        let mut layers = vec![planned, Layer::Snippet, Layer::Summary];
+        layers.retain(|l| *l <= planned);
+        layers.dedup();
+        let medium_record = self.hit.confidence == Confidence::Medium && self.hit.kind == "memory";
+        let pieces = |l: Layer| if l != Layer::Summary || medium_record { self.windows.len() } else { 1 };
+        layers.into_iter().flat_map(|l| (1..=pieces(l)).rev().map(move |n| (l, n))).collect()
     }
 }
 
@@ -293,6 +179,9 @@ struct Planned<'a> {
     parts: Vec<&'a Hit>,
 }
 
+const OPEN: &str = "<memory-context>\n";
+const CLOSE: &str = "</memory-context>\n";
+
 /// Builds the context block for labelled hits (best first) of `query`. `neighbours` gives the
 /// chunks around a hit in its file; `count` counts model tokens.
 pub fn context(
@@ -302,120 +191,138 @@ pub fn context(
     neighbours: &dyn Fn(&Hit) -> Vec<Hit>,
     count: &dyn Fn(&str) -> usize,
 ) -> ContextBlock {
-    let high: Vec<&Hit> = hits.iter().filter(|h| h.confidence == Confidence::High).collect();
-    let (rule, plan): (Rule, Vec<Planned>) = match config.output_mode {
-        OutputMode::Legacy => (
-            if high.is_empty() { Rule::LowConfidence } else { Rule::HighConfidenceSingle },
-            hits.iter().map(|h| Planned { hit: h, layer: Layer::Snippet, parts: Vec::new() }).collect(),
-        ),
-        OutputMode::Tiered => {
-            let rule = match high.len() {
-                0 => Rule::LowConfidence,
-                1 if clear_winner(hits, config) => Rule::ClearWinner,
-                1 => Rule::HighConfidenceSingle,
-                _ => Rule::AmbiguousMultipleHigh,
-            };
-            // One entry per file, its best chunk: a file listed twice repeats its path and says
-            // nothing new, and the room is better spent on another candidate file. A long memory
-            // record (a compaction summary) differs: each of its pieces is a fact of its own, so
-            // its entry shows up to `record_parts` of them, each as its own window. A file of
-            // several records gives each record its own entry (a piece carries its record's title).
-            let mut plan: Vec<Planned> = Vec::new();
-            for h in hits.iter().filter(|h| h.confidence != Confidence::Low) {
-                let same = |p: &&mut Planned| p.hit.doc == h.doc && (h.kind != "memory" || p.hit.title == h.title);
-                if let Some(p) = plan.iter_mut().find(same) {
-                    if h.kind == "memory" && p.parts.len() + 1 < config.record_parts {
-                        p.parts.push(h);
-                    }
-                    continue;
-                }
-                let layer = match (h.confidence, rule) {
-                    (Confidence::High, Rule::ClearWinner) => Layer::Full,
-                    (Confidence::High, Rule::AmbiguousMultipleHigh) => Layer::Neighbours,
-                    (Confidence::High, _) => Layer::Snippet,
-                    _ => Layer::Summary,
-                };
-                plan.push(Planned { hit: h, layer, parts: Vec::new() });
-            }
-            (rule, plan)
-        }
-    };
-    let limit = (config.budget_tokens as f32 * config.fill) as usize;
-    const OPEN: &str = "<memory-context>\n";
-    const CLOSE: &str = "</memory-context>\n";
+    let (rule, plan) = plan(hits, config);
     let trailing = if rule == Rule::LowConfidence && !plan.is_empty() { note(NOTE_NARROW) } else { String::new() };
-    let mut used = count(OPEN) + count(CLOSE) + count(&trailing);
-    let mut body = String::new();
-    let mut shown = Vec::new();
-    let mut seen: Vec<Hit> = Vec::new();
-    let mut dropped = 0;
-    for (i, Planned { hit, layer, parts }) in plan.iter().enumerate() {
-        // Progressive disclosure under the budget: full text, else snippet, else one line; a
-        // record's pieces go one by one, from the last, before the layer does.
-        // Neighbours that are hits themselves, or already shown as someone's neighbour, would
-        // repeat text: overlapping chunks of a file appear once.
-        let near: Vec<Hit> = if *layer == Layer::Neighbours {
-            neighbours(hit)
-                .into_iter()
-                .filter(|n| {
-                    !plan.iter().any(|p| p.hit.overlaps(n) || p.parts.iter().any(|x| x.overlaps(n)))
-                        && !seen.iter().any(|s| s.overlaps(n))
-                })
-                .collect()
-        } else {
-            Vec::new()
-        };
-        let a = attrs(hit, config);
-        let texts: Vec<String> =
-            std::iter::once(*hit).chain(parts.iter().copied()).map(|h| visible(&h.text, true)).collect();
-        let windows: Vec<String> = texts.iter().map(|t| window(t, query, config)).collect();
-        // A one-line summary of a hit that is not a medium memory record shows no piece's text.
-        let pieces = |l: Layer| {
-            let shows_parts = l != Layer::Summary || (hit.confidence == Confidence::Medium && hit.kind == "memory");
-            (1..=if shows_parts { windows.len() } else { 1 }).rev().map(move |n| (l, n))
-        };
-        let mut layers = vec![*layer, Layer::Snippet, Layer::Summary];
-        layers.retain(|l| l <= layer);
-        layers.dedup();
-        let fitted = layers
-            .into_iter()
-            .flat_map(pieces)
-            .map(|(l, n)| (l, n, render(hit, &a, &texts[0], &windows[..n], l, &near, config)))
-            .map(|(l, n, text)| (l, n, count(&text), text))
-            .find(|(_, _, tokens, _)| used + tokens <= limit);
-        match fitted {
-            Some((l, n, tokens, text)) => {
-                if l == Layer::Neighbours {
-                    seen.extend(near.iter().cloned());
-                }
-                used += tokens;
-                body.push_str(&text);
-                for h in std::iter::once(*hit).chain(parts.iter().copied()).take(n) {
-                    shown.push(Shown { id: h.id.clone(), path: h.path.clone(), confidence: h.confidence, layer: l });
-                }
-            }
-            None => {
-                dropped = plan.len() - i;
-                break;
-            }
-        }
-    }
+    let packed = pack(query, &plan, config, neighbours, count, count(OPEN) + count(CLOSE) + count(&trailing));
     // Notes always go after the wrapper, never inside it.
-    let text = if shown.is_empty() {
+    let text = if packed.shown.is_empty() {
         note(match (hits.is_empty(), plan.is_empty()) {
             (true, _) => NOTE_NONE,
             (false, true) => NOTE_WEAK,
             (false, false) => NOTE_BUDGET,
         })
     } else {
-        format!("{OPEN}{body}{CLOSE}{trailing}")
+        format!("{OPEN}{}{CLOSE}{trailing}", packed.body)
     };
     // WordPiece never joins across whitespace, so the block's count is the sum of its newline-
-    // separated parts, already counted while packing (counting the whole block again doubled
-    // the stage's time).
-    let tokens = if shown.is_empty() { count(&text) } else { used };
-    let rule = if shown.is_empty() { Rule::LowConfidence } else { rule };
-    ContextBlock { tokens, text, rule, shown, dropped }
+    // separated parts, already counted while packing (counting the whole block again doubled the
+    // stage's time).
+    let tokens = if packed.shown.is_empty() { count(&text) } else { packed.used };
+    let rule = if packed.shown.is_empty() { Rule::LowConfidence } else { rule };
+    ContextBlock { tokens, text, rule, shown: packed.shown, dropped: packed.dropped }
+}
+
+/// The rule, and the entries with the layer each gets. Tiered: one entry per file, its best
+/// chunk (a file listed twice repeats its path and says nothing new); a long memory record is the
+/// exception, each of its pieces a fact of its own, so its entry shows up to `record_parts` of
+/// them (a file of several records gives each record its own entry).
+fn plan<'h>(hits: &'h [Hit], config: &ContextConfig) -> (Rule, Vec<Planned<'h>>) {
+    let high = hits.iter().filter(|h| h.confidence == Confidence::High).count();
+    if config.output_mode == OutputMode::Legacy {
+        let rule = if high == 0 { Rule::LowConfidence } else { Rule::HighConfidenceSingle };
+        return (rule, hits.iter().map(|h| Planned { hit: h, layer: Layer::Snippet, parts: Vec::new() }).collect());
+    }
+    let rule = match high {
+        0 => Rule::LowConfidence,
+        1 if clear_winner(hits, config) => Rule::ClearWinner,
+        1 => Rule::HighConfidenceSingle,
+        _ => Rule::AmbiguousMultipleHigh,
+    };
+    let mut plan: Vec<Planned> = Vec::new();
+    for h in hits.iter().filter(|h| h.confidence != Confidence::Low) {
+        let same = |p: &&mut Planned| p.hit.doc == h.doc && (h.kind != "memory" || p.hit.title == h.title);
+        if let Some(p) = plan.iter_mut().find(same) {
+            if h.kind == "memory" && p.parts.len() + 1 < config.record_parts {
+                p.parts.push(h);
+            }
+            continue;
+        }
+        let layer = match (h.confidence, rule) {
+            (Confidence::High, Rule::ClearWinner) => Layer::Full,
+            (Confidence::High, Rule::AmbiguousMultipleHigh) => Layer::Neighbours,
+            (Confidence::High, _) => Layer::Snippet,
+            _ => Layer::Summary,
+        };
+        plan.push(Planned { hit: h, layer, parts: Vec::new() });
+    }
+    (rule, plan)
+}
+
+/// What fitted the budget.
+struct Packed {
+    body: String,
+    /// Tokens of the block with what fitted.
+    used: usize,
+    shown: Vec<Shown>,
+    /// Entries left out because the budget was full.
+    dropped: usize,
+}
+
+/// Packs the entries in order under the budget, each at the largest layer (and with the most
+/// pieces) that fits; stops at the first that fits at none. `used` counts what surrounds them.
+fn pack(
+    query: &str,
+    plan: &[Planned],
+    config: &ContextConfig,
+    neighbours: &dyn Fn(&Hit) -> Vec<Hit>,
+    count: &dyn Fn(&str) -> usize,
+    used: usize,
+) -> Packed {
+    let limit = (config.budget_tokens as f32 * config.fill) as usize;
+    let mut out = Packed { body: String::new(), used, shown: Vec::new(), dropped: 0 };
+    // Neighbours already shown with an entry: a chunk appears once.
+    let mut seen: Vec<Hit> = Vec::new();
+    for (i, planned) in plan.iter().enumerate() {
+        let entry = prepare(query, planned, plan, &seen, neighbours, config);
+        let fitted = entry
+            .attempts(planned.layer)
+            .into_iter()
+            .map(|(l, n)| (l, n, entry.render(l, n, config)))
+            .map(|(l, n, text)| (l, n, count(&text), text))
+            .find(|(_, _, tokens, _)| out.used + tokens <= limit);
+        let Some((layer, n, tokens, text)) = fitted else {
+            out.dropped = plan.len() - i;
+            break;
+        };
+        if layer == Layer::Neighbours {
+            seen.extend(entry.near.iter().cloned());
+        }
+        out.used += tokens;
+        out.body.push_str(&text);
+        for h in std::iter::once(planned.hit).chain(planned.parts.iter().copied()).take(n) {
+            out.shown.push(Shown { id: h.id.clone(), path: h.path.clone(), confidence: h.confidence, layer });
+        }
+    }
+    out
+}
+
+/// A planned hit made ready to render: neighbours that are hits themselves, or already shown as
+/// someone's neighbour, are left out (they would repeat text).
+fn prepare<'a>(
+    query: &str,
+    planned: &Planned<'a>,
+    plan: &[Planned],
+    seen: &[Hit],
+    neighbours: &dyn Fn(&Hit) -> Vec<Hit>,
+    config: &ContextConfig,
+) -> Entry<'a> {
+    let hit = planned.hit;
+    let near: Vec<Hit> = if planned.layer == Layer::Neighbours {
+        neighbours(hit)
+            .into_iter()
+            .filter(|n| {
+                !plan.iter().any(|p| p.hit.overlaps(n) || p.parts.iter().any(|x| x.overlaps(n)))
+                    && !seen.iter().any(|s| s.overlaps(n))
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let texts: Vec<String> =
+        std::iter::once(hit).chain(planned.parts.iter().copied()).map(|h| visible(&h.text, true)).collect();
+    let windows: Vec<String> = texts.iter().map(|t| window(t, query, config)).collect();
+    let text = texts.into_iter().next().unwrap_or_default();
+    Entry { hit, attrs: attrs(hit, config), text, windows, near }
 }
 
 /// One high hit whose evidence is strong and whose lead over every other hit is wide. The lead is
@@ -427,106 +334,12 @@ fn clear_winner(hits: &[Hit], config: &ContextConfig) -> bool {
     top.confidence == Confidence::High && runner_up <= (1.0 - config.winner_gap) * top_cos
 }
 
-/// The elements a context block is made of, with the attributes each may carry.
-const BLOCK_ELEMENTS: &[(&str, &[&str])] = &[
-    ("memory-context", &["kind"]),
-    ("result", &["confidence", "path", "lines", "title", "tags", "category"]),
-    ("memory-compact", &["confidence", "path", "lines", "title", "tags", "category"]),
-    ("neighbour", &["lines", "title"]),
-    ("memory-note", &[]),
-];
-
-/// Characters kept of one attribute value when a block is rebuilt.
-const MAX_ATTRIBUTE_CHARS: usize = 1000;
-
-/// Rebuilds a context block that came from elsewhere (the daemon's answer) from its parts: only
-/// the elements and attributes a block is made of, every text and attribute value unescaped and
-/// then cleaned and escaped again as if it were indexed content. `None` when the text is not such
-/// a block (an unknown element, an unbalanced tag, a stray `&`, text outside the elements): then
-/// nothing of it may reach the model.
-pub(crate) fn sanitize_block(text: &str) -> Option<String> {
-    let mut out = String::with_capacity(text.len());
-    let mut open: Vec<&str> = Vec::new();
-    let mut rest = text;
-    while !rest.is_empty() {
-        if let Some(tag_start) = rest.strip_prefix('<') {
-            let end = tag_start.find('>')?;
-            let tag = &tag_start[..end];
-            rest = &tag_start[end + 1..];
-            if let Some(name) = tag.strip_prefix('/') {
-                if open.pop() != Some(name) {
-                    return None;
-                }
-                out.push_str(&format!("</{name}>"));
-                continue;
-            }
-            let (tag, closed) = match tag.strip_suffix('/') {
-                Some(t) => (t, true),
-                None => (tag, false),
-            };
-            let name_end = tag.find(' ').unwrap_or(tag.len());
-            let name = &tag[..name_end];
-            let (_, allowed) = BLOCK_ELEMENTS.iter().find(|(n, _)| *n == name)?;
-            out.push('<');
-            out.push_str(name);
-            let mut attrs = &tag[name_end..];
-            while !attrs.is_empty() {
-                let a = attrs.strip_prefix(' ')?;
-                let (key, value) = a.split_once("=\"")?;
-                let (value, after) = value.split_once('"')?;
-                if !allowed.contains(&key) {
-                    return None;
-                }
-                out.push_str(&format!(" {key}=\"{}\"", clean(&unescape(value)?, MAX_ATTRIBUTE_CHARS, false)));
-                attrs = after;
-            }
-            if closed {
-                out.push_str("/>");
-            } else {
-                out.push('>');
-                open.push(name);
-            }
-        } else {
-            let end = rest.find('<').unwrap_or(rest.len());
-            let t = &rest[..end];
-            rest = &rest[end..];
-            if open.is_empty() {
-                if !t.trim().is_empty() {
-                    return None;
-                }
-                out.push_str(&"\n".repeat(t.matches('\n').count()));
-            } else {
-                out.push_str(&clean(&unescape(t)?, usize::MAX, true));
-            }
-        }
-    }
-    open.is_empty().then_some(out)
-}
-
-/// Undoes [`escape`]; `None` for any other entity or a bare `&`.
-fn unescape(s: &str) -> Option<String> {
-    let mut out = String::with_capacity(s.len());
-    let mut rest = s;
-    while let Some(at) = rest.find('&') {
-        out.push_str(&rest[..at]);
-        let (entity, after) = rest[at..].split_once(';')?;
-        out.push(match entity {
-            "&amp" => '&',
-            "&lt" => '<',
-            "&gt" => '>',
-            "&quot" => '"',
-            "&apos" => '\'',
-            _ => return None,
-        });
-        rest = after;
-    }
-    out.push_str(rest);
-    Some(out)
-}
-
 #[cfg(test)]
 pub(crate) mod tests {
+    use super::super::labels::label;
+    use super::super::markup::*;
     use super::*;
+    use crate::config::TierConfig;
 
     pub fn hit(id: &str, score: f32, cosine: f32) -> Hit {
         Hit {
@@ -776,7 +589,9 @@ pub(crate) mod tests {
             let mut high = h.clone();
             high.confidence = High;
             let seen = visible(&high.text, true);
-            let text = render(&high, &attrs(&high, &c), &seen, &[window(&seen, "q", &c)], layer, &[], &c);
+            let windows = vec![window(&seen, "q", &c)];
+            let entry = Entry { hit: &high, attrs: attrs(&high, &c), text: seen, windows, near: Vec::new() };
+            let text = entry.render(layer, 1, &c);
             assert!(!text.contains("ghp_") && !text.contains("0123456789abcdef"), "{layer:?}: {text}");
             assert!(!text.contains(['\u{FFFE}', '\u{FFFF}', '\u{FDD0}']), "{text}");
         }
@@ -815,6 +630,7 @@ pub(crate) mod tests {
 /// well-formed XML, holds no planted secret, and is a fixed point of [`sanitize_block`].
 #[cfg(test)]
 mod properties {
+    use super::super::markup::sanitize_block;
     use super::*;
     use proptest::prelude::*;
 
