@@ -67,7 +67,7 @@ fn chunks(n: usize, embedder: &OnnxEmbedder, tokens: usize) -> Vec<String> {
 }
 
 fn bench(c: &mut Criterion) {
-    let models = Models::locate(Some(std::path::Path::new(env!("CARGO_MANIFEST_DIR")))).expect("models");
+    let models = Models::locate().expect("models");
     let started = Instant::now();
     let embedder = OnnxEmbedder::load(&models, &Settings::default()).expect("model (run scripts/fetch-models.sh)");
     println!("model load: {:.0} ms", started.elapsed().as_secs_f64() * 1e3);
@@ -91,7 +91,7 @@ fn bench(c: &mut Criterion) {
 
 /// Embeds every chunk of `path` as indexing does (title + body, 64 texts per call).
 fn raw_throughput(path: &str) {
-    let models = Models::locate(Some(std::path::Path::new(env!("CARGO_MANIFEST_DIR")))).expect("models");
+    let models = Models::locate().expect("models");
     let embedder = OnnxEmbedder::load(&models, &Settings::default()).expect("model (run scripts/fetch-models.sh)");
     let texts: Vec<String> = std::fs::read_to_string(path)
         .expect("ENGINE_BENCH_TEXTS file")

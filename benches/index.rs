@@ -22,7 +22,7 @@ fn main() {
         .unwrap_or_else(|_| root.join("../shared/datasets/scifact"));
     let limit: usize = std::env::var("ENGINE_BENCH_DOCS").ok().and_then(|v| v.parse().ok()).unwrap_or(1000);
     let settings = Settings::default();
-    let models = Models::locate(Some(root)).expect("models (run scripts/fetch-models.sh)");
+    let models = Models::locate().expect("models (run scripts/fetch-models.sh)");
     let embedder = OnnxEmbedder::load(&models, &settings).expect("embedder");
 
     // A corpus of the first `limit` documents.

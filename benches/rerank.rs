@@ -26,10 +26,10 @@ fn percentile(v: &mut [f64], q: f64) -> f64 {
 }
 
 fn bench(c: &mut Criterion) {
-    let models = Models::locate(None).expect("models: run scripts/fetch-models.sh");
+    let models = Models::locate().expect("models: run scripts/fetch-models.sh");
     let mut rerankers: Vec<(String, OnnxCrossEncoder)> = Vec::new();
-    let packaged = models.dir.join("packaged-reranker/reranker"); // where scripts/test.sh puts it
-    for dir in [models.dir.join("test-reranker"), models.dir.join("reranker"), packaged] {
+    let packaged = models.dir().join("packaged-reranker/reranker"); // where scripts/test.sh puts it
+    for dir in [models.dir().join("test-reranker"), models.dir().join("reranker"), packaged] {
         if dir.join("model.onnx").is_file() {
             let r = OnnxCrossEncoder::load(&models, &dir, 256).expect("reranker loads");
             rerankers.push((r.id().to_string(), r));

@@ -61,12 +61,13 @@ fn bench(c: &mut Criterion) {
         PathBuf::from(std::env::var("ENGINE_BENCH_INDEX").expect("ENGINE_BENCH_INDEX (see scripts/bench-search.sh)"));
     let before = rss_mib();
     let engine = Engine::builder(&dir).open().expect("open index and model");
+    let shape = engine::internals::status(&dir).expect("index status");
     engine.warm_up().expect("load the model");
     let after = rss_mib();
     let queries = queries();
     println!(
         "index: {} chunks, graph: {}; RSS {before:.0} MiB before open, {after:.0} MiB with the index and model loaded",
-        engine.meta.chunks, engine.meta.graph
+        shape.chunks, shape.graph
     );
 
     stage_table(&engine, &queries, "hybrid (RRF)");

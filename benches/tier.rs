@@ -35,7 +35,7 @@ fn hits() -> Vec<Hit> {
 }
 
 fn bench(c: &mut Criterion) {
-    let models = Models::locate(None).expect("models: run scripts/fetch-models.sh");
+    let models = Models::locate().expect("models: run scripts/fetch-models.sh");
     let embedder = OnnxEmbedder::load(&models, &Default::default()).expect("model");
     let count = |s: &str| embedder.count_tokens(s);
     let tier = TierConfig::default();

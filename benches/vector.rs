@@ -18,8 +18,8 @@ fn main() {
         ..defaults
     };
     let store = VectorStore::open(&gen, false, &config).unwrap();
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let embedder = OnnxEmbedder::load(&Models::locate(Some(root)).unwrap(), &Settings::default()).unwrap();
+
+    let embedder = OnnxEmbedder::load(&Models::locate().unwrap(), &Settings::default()).unwrap();
     let mut texts = Vec::new();
     for f in std::env::var("ENGINE_BENCH_QUERIES").expect("ENGINE_BENCH_QUERIES").split(':') {
         for line in std::fs::read_to_string(f).unwrap().lines() {

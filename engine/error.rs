@@ -104,7 +104,7 @@ pub type Result<T> = std::result::Result<T, Error>;
 
 impl Error {
     /// Wraps an I/O error with what was being done, e.g. `Error::io("reading /x/y", e)`.
-    pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
+    pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> Self {
         Error::Io { context: context.into(), source }
     }
 

@@ -10,7 +10,7 @@ pub use crate::eval::percentile;
 pub use crate::index::store::current_generation;
 pub use crate::index::store::WriterLock;
 pub use crate::index::vector::{top_k, Graph, VectorStore};
-pub use crate::index::{build, embed_text};
+pub use crate::index::{build, embed_text, status};
 pub use crate::ingest::scan_beir;
 pub use crate::memory::transcript;
 pub use crate::search::rerank::sigmoid;

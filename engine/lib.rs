@@ -60,7 +60,7 @@ mod models;
 mod search;
 mod secrets;
 
-pub use config::{FuseMethod, Mode, OutputMode, RerankMode, Settings};
+pub use config::{FuseMethod, Mode, OutputMode, RerankMode, Settings, Weights};
 pub use context::abstain::Verdict;
 pub use context::{ContextBlock, Layer, Rule, Shown};
 pub use embed::{Embedder, HashEmbedder, OnnxEmbedder};

@@ -1,99 +1,69 @@
 #!/usr/bin/env python3
-"""Counts the library's public items: what a crate user can name.
+"""Counts the library's public items: what a crate user can name, as rustdoc documents it.
 
-    python3 scripts/public-items.py [ROOT]      (ROOT: a checkout, default this one)
+    python3 scripts/public-items.py [--list]
 
-Walks the module tree from engine/lib.rs, following only `pub mod` (a private or `pub(crate)`
-module hides everything inside it), and counts in each public module the items declared `pub`
-(not `pub(crate)`/`pub(super)`): functions (free and in impl blocks), structs, enums, traits,
-constants and statics, type aliases, macros exported with `#[macro_export]`, struct fields, and
-names re-exported with `pub use` (items of private modules are reachable only that way).
-`#[cfg(test)]` modules are private and so skipped. Prints a line per kind and the total.
+Runs `cargo doc --no-deps` (default features: the library and its `cli` module) and reads the
+generated pages, so every way an item becomes public counts: `pub` items of public modules,
+re-exports from private modules, and items a macro generates. Counted: modules, structs, enums,
+traits, functions, constants, statics, type aliases, macros, struct fields and inherent methods,
+as the earlier count of `pub` declarations did; enum variants and trait methods are printed but
+not in the total.
+Items behind the `internals` feature (this repository's tests and benches) are not documented
+without it, so they do not count. Prints a line per kind and the total; `--list` names each item.
 """
 import os
 import re
+import subprocess
 import sys
 
-root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..")
-src = os.path.join(root, "engine")
+root = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+target = os.environ.get("CARGO_TARGET_DIR", os.path.join(root, "target"))
+subprocess.run(["cargo", "doc", "--no-deps", "--quiet"], cwd=root, check=True)
+doc = os.path.join(target, "doc", "engine")
 
-KINDS = {
-    "fn": re.compile(r"^\s*pub (const )?(unsafe )?fn \w+"),
-    "struct": re.compile(r"^\s*pub struct \w+"),
-    "enum": re.compile(r"^\s*pub enum \w+"),
-    "trait": re.compile(r"^\s*pub trait \w+"),
-    "const/static": re.compile(r"^\s*pub (const|static) [A-Z_0-9]+\s*:"),
-    "type": re.compile(r"^\s*pub type \w+"),
-    "field": re.compile(r"^\s*pub [a-z_][a-z_0-9]*\s*:"),
-    "module": re.compile(r"^\s*pub mod \w+"),
-}
-counts = {k: 0 for k in KINDS}
-per_module = {}
+KINDS = {"struct": "struct", "enum": "enum", "trait": "trait", "fn": "fn", "constant": "const/static",
+         "static": "const/static", "type": "type", "macro": "macro", "union": "struct"}
+counts = {k: 0 for k in ["module", "struct", "enum", "trait", "fn", "const/static", "type", "macro",
+                         "field", "method"]}
+variants = 0
+trait_methods = 0
+names = []
 
+with open(os.path.join(doc, "all.html"), encoding="utf-8") as f:
+    items = sorted(set(re.findall(r'href="((?:[a-z_]+/)*(' + "|".join(KINDS) + r')\.(\w+)\.html)"', f.read())))
 
-def module_file(directory, name):
-    for candidate in (os.path.join(directory, f"{name}.rs"), os.path.join(directory, name, "mod.rs")):
-        if os.path.isfile(candidate):
-            return candidate
-    return None
+modules = {"engine"}
+for href, kind, name in items:
+    path = href.split("/")[:-1]
+    for i in range(1, len(path) + 1):
+        modules.add("engine::" + "::".join(path[:i]))
+    counts[KINDS[kind]] += 1
+    full = "::".join(["engine"] + path + [name])
+    names.append(f"{kind} {full}")
+    with open(os.path.join(doc, href), encoding="utf-8") as f:
+        page = f.read()
+    fields = re.findall(r'id="structfield\.(\w+)"', page)
+    counts["field"] += len(fields)
+    names.extend(f"field {full}.{x}" for x in fields)
+    variants += len(re.findall(r'id="variant\.\w+"', page))
+    if kind == "trait":
+        methods = re.findall(r'id="(?:ty)?method\.(\w+)"', page.split('id="implementors"')[0])
+        trait_methods += len(methods)
+        names.extend(f"trait method {full}::{m}" for m in methods)
+        continue
+    # Inherent methods: the "Implementations" section, before the trait implementations.
+    inherent = re.search(r'id="implementations-list"(.*?)(?:id="trait-implementations"|id="synthetic-implementations"|id="blanket-implementations"|$)', page, re.S)
+    if inherent:
+        methods = re.findall(r'id="method\.(\w+)"', inherent.group(1))
+        counts["method"] += len(methods)
+        names.extend(f"method {full}::{m}" for m in methods)
+counts["module"] = len(modules)
+names.extend(f"module {m}" for m in sorted(modules))
 
-
-def strip_test_modules(lines):
-    """Drops `#[cfg(test)] mod … { … }` blocks (brace counting is enough for this code base)."""
-    out, skipping, depth, armed = [], False, 0, False
-    for line in lines:
-        if not skipping and line.strip() == "#[cfg(test)]":
-            armed = True
-            continue
-        if armed and re.match(r"^\s*(pub(\(crate\))? )?mod \w+\s*\{", line):
-            skipping, depth, armed = True, 0, False
-        armed = False if not skipping else armed
-        if skipping:
-            depth += line.count("{") - line.count("}")
-            if depth <= 0 and "}" in line:
-                skipping = False
-            continue
-        out.append(line)
-    return out
-
-
-def walk(path, name):
-    with open(path, encoding="utf-8") as f:
-        lines = strip_test_modules(f.read().splitlines())
-    here = 0
-    directory = os.path.dirname(path) if os.path.basename(path) in ("mod.rs", "lib.rs") else path[:-3]
-    for i, line in enumerate(lines):
-        m = re.match(r"^\s*pub mod (\w+)\s*;", line)
-        if m:
-            counts["module"] += 1
-            child = module_file(directory, m.group(1))
-            if child:
-                walk(child, f"{name}::{m.group(1)}")
-            continue
-        if re.match(r"^\s*pub mod (\w+)\s*\{", line):
-            counts["module"] += 1  # an inline public module: its items are counted below
-            continue
-        for kind, pattern in KINDS.items():
-            if kind != "module" and pattern.match(line):
-                counts[kind] += 1
-                here += 1
-                break
-        m = re.match(r"^\s*pub use [\w:]+::(\{[^}]*\}|\w+);", line)
-        if m:
-            # Re-exports (from private modules, which are not walked): each name counts once.
-            counts.setdefault("re-export", 0)
-            counts["re-export"] += len([n for n in m.group(1).strip("{}").split(",") if n.strip()])
-        if line.strip() == "#[macro_export]":
-            counts.setdefault("macro", 0)
-            counts["macro"] += 1
-            here += 1
-    per_module[name] = here
-
-
-walk(os.path.join(src, "lib.rs"), "engine")
+if "--list" in sys.argv:
+    print("\n".join(sorted(names)))
 for kind, n in counts.items():
     print(f"{kind:13} {n}")
 print(f"{'total':13} {sum(counts.values())}")
-if "--modules" in sys.argv:
-    for name, n in sorted(per_module.items()):
-        print(f"  {name} {n}")
+print(f"({variants} enum variants and {trait_methods} trait methods, not counted)")

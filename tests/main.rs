@@ -17,3 +17,4 @@ mod rerank;
 mod search;
 mod secrets;
 mod transcript;
+mod trust;

@@ -1,6 +1,6 @@
 //! The `engine` command line (the `cli` feature, on by default): flags parsed once into settings
-//! ([`flags`]), one module per command ([`commands`]), output for a person ([`output`]), and exit
-//! codes by class in one place ([`exit`]). `engine/main.rs` only calls [`main`].
+//! (`flags`), one module per command (`commands`), output for a person (`output`), and exit codes
+//! by class in one place (`exit`). `engine/main.rs` only calls [`main`].
 
 mod commands;
 mod exit;

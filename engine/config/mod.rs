@@ -340,8 +340,9 @@ impl Settings {
         let value = match root.get(section).and_then(|t| t.get(name)) {
             Some(v) => v.clone(),
             None if Self::is_optional_key(section, name) => {
-                return T::deserialize(toml::Value::Array(Vec::new()))
-                    .or_else(|_| Err(Error::Config(format!("{key} is not set"))));
+                // Unset: what `None` deserializes from.
+                let unset = serde::de::value::UnitDeserializer::<serde::de::value::Error>::new();
+                return T::deserialize(unset).map_err(|_| Error::Config(format!("{key} is not set")));
             }
             None => return Err(unknown_key(key)),
         };
@@ -448,6 +449,22 @@ mod tests {
             "{warnings:?}"
         );
         assert!(warnings.iter().any(|w| w.contains("[rerank] mode") && w.contains("Auto")), "{warnings:?}");
+    }
+
+    #[test]
+    fn keys_are_set_and_read_by_name_and_checked_as_in_a_file() {
+        let mut s = Settings::default();
+        assert_eq!(s.get::<Option<usize>>("embed.threads").unwrap(), None);
+        s.set("embed.threads", 2).unwrap();
+        assert_eq!(s.get::<Option<usize>>("embed.threads").unwrap(), Some(2));
+        s.set("fuse.method", "learned").unwrap();
+        assert_eq!(s.fuse.method, FuseMethod::Learned);
+        let before = s.clone();
+        for (key, bad) in [("search.k", toml::Value::Integer(0)), ("search.nope", toml::Value::Integer(1))] {
+            assert!(s.set(key, bad).is_err(), "{key}");
+        }
+        assert!(s.set("search", 3).is_err() && s.set("fuse.method", "magic").is_err());
+        assert_eq!(s, before, "a refused value changes nothing");
     }
 
     #[test]

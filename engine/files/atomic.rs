@@ -47,3 +47,21 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         crate::Error::io(format!("writing {}", target.display()), e)
     })
 }
+
+/// [`write_atomic`] for a file only its owner may read or write (mode 0600), in a directory that
+/// must exist: caches and state of the user's own.
+pub(crate) fn write_private(path: &Path, bytes: &[u8]) -> Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let tmp = path.with_extension(format!("{}.tmp", std::process::id()));
+    let written = (|| {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    written.map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        crate::Error::io(format!("writing {}", path.display()), e)
+    })
+}

@@ -71,7 +71,7 @@ pub struct BuildOptions<'a> {
     pub rebuild: bool,
     /// Called with (chunks embedded so far, chunks to embed).
     pub progress: Option<&'a (dyn Fn(usize, usize) + Sync)>,
-    /// Release the embedder's memory ([`Embedder::release`]) once every chunk is embedded, so the
+    /// Release the embedder's memory ([`Embedder::release`](crate::Embedder::release)) once every chunk is embedded, so the
     /// HNSW build does not stack on top of it: the peak of a first index. For a one-shot run; a
     /// server that embeds queries next would load the model again.
     pub release_model: bool,

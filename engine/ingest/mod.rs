@@ -568,8 +568,6 @@ pub fn scan_beir(dir: &Path) -> Result<Scan> {
     Ok(scan)
 }
 
-/// Scans a source, reading every document.
-
 /// Scans a source, passing over the files `unchanged` knows (a collection is read whole).
 pub fn scan_except(
     source: &Source,

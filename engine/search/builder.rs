@@ -13,7 +13,7 @@ use crate::ingest::Source;
 use crate::models::Models;
 use crate::search::rerank::Reranker;
 use crate::search::Engine;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 /// What to do about the embedding model.
@@ -120,7 +120,7 @@ impl EngineBuilder {
     /// For a process that answers a query or two and exits: vectors are scanned exactly rather
     /// than loading the HNSW graph, which costs far more to load (16k vectors: ~0.3 s) than a
     /// scan (1.7 ms).
-    pub fn one_shot(mut self) -> EngineBuilder {
+    pub(crate) fn one_shot(mut self) -> EngineBuilder {
         self.graph = false;
         self
     }
@@ -173,10 +173,11 @@ impl EngineBuilder {
     }
 
     fn models(&self) -> Result<Models> {
-        match &self.models_dir {
-            Some(dir) => Models::open(dir),
-            None => Models::locate(self.index_dir.parent().or(Some(Path::new(".")))),
-        }
+        let models = match &self.models_dir {
+            Some(dir) => Models::open(dir)?,
+            None => Models::locate()?,
+        };
+        Ok(models.cached_in(&self.index_dir))
     }
 }
 

@@ -40,7 +40,7 @@ impl Intent {
 /// The classification of one query.
 #[derive(Debug, Clone, Serialize)]
 pub struct IntentResult {
-    /// Probability per intent, in [`INTENTS`] order; sums to 1.
+    /// Probability per intent, in the order symbol, flow, concept, code, balanced; sums to 1.
     pub probabilities: Vec<(Intent, f32)>,
     /// The most probable intent.
     pub top: Intent,
@@ -51,9 +51,9 @@ pub struct IntentResult {
     /// Module paths (`a::b`, `pkg.mod.fn`) found in the query.
     pub modules: Vec<String>,
     /// The prompt talks to the assistant about the session ("revert what you just did", "ok
-    /// rerun the tests") rather than asking about the project: see [`conversational`].
+    /// rerun the tests") rather than asking about the project.
     pub conversational: bool,
-    /// The query asks about tests, so test files are not demoted: see [`about_tests`].
+    /// The query asks about tests, so test files are not demoted.
     pub about_tests: bool,
 }
 

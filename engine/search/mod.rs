@@ -106,7 +106,7 @@ pub struct SearchResponse {
     /// are found by BM25 only). `None` when every chunk has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub vectors: Option<VectorCoverage>,
-    /// Whether anything answers the query ([`crate::context::abstain`]); `None` when abstention is off.
+    /// Whether anything answers the query (the abstention verdict); `None` when abstention is off.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verdict: Option<crate::context::abstain::Verdict>,
     /// Milliseconds per stage.
@@ -125,11 +125,11 @@ pub struct VectorCoverage {
 /// An open index: its chunks, vectors, metadata, and (unless degraded) the embedder.
 pub struct Engine {
     /// The index directory.
-    pub dir: PathBuf,
+    pub(crate) dir: PathBuf,
     /// The settings every search uses.
-    pub settings: Settings,
+    pub(crate) settings: Settings,
     /// The metadata of the generation that was live when the engine opened.
-    pub meta: Meta,
+    pub(crate) meta: Meta,
     generation_dir: PathBuf,
     reader: ChunkReader,
     /// Loaded on first use (BM25-only engines never read them) or, by `open`, while the model loads.
@@ -248,7 +248,7 @@ impl Engine {
     ) -> Result<Engine> {
         match model {
             Some(model) => {
-                let models = Models::locate(dir.parent());
+                let models = Models::locate().map(|m| m.cached_in(dir));
                 Ok(Engine::with_embedder(dir, settings, Some(model), None)?
                     .with_configured_reranker(models.as_ref().ok(), rerank))
             }
@@ -268,7 +268,7 @@ impl Engine {
     /// The model is loaded here rather than at the first query: loaded after the index, query
     /// embedding measured ~1.3 ms slower at p50 (`cargo bench --bench search`).
     fn open_for(dir: &Path, settings: Settings, graph: bool, rerank: RerankMode) -> Result<Engine> {
-        let models = Models::locate(dir.parent());
+        let models = Models::locate().map(|m| m.cached_in(dir));
         Ok(Engine::open_parts(dir, settings, &models, graph, false)?
             .with_configured_reranker(models.as_ref().ok(), rerank))
     }
@@ -427,8 +427,13 @@ impl Engine {
         &self.generation_dir
     }
 
+    /// The settings every search uses.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
     /// The embedder, when loaded.
-    pub fn embedder(&self) -> Option<&Arc<dyn Embedder>> {
+    pub(crate) fn embedder(&self) -> Option<&Arc<dyn Embedder>> {
         self.embedder.as_ref()
     }
 
@@ -794,7 +799,7 @@ impl Engine {
     }
 
     /// Model tokens in `text` (an estimate when no model is loaded).
-    pub fn count_tokens(&self, text: &str) -> usize {
+    pub(crate) fn count_tokens(&self, text: &str) -> usize {
         match &self.embedder {
             Some(e) => e.count_tokens(text),
             None => crate::embed::approx_tokens(text),
@@ -807,7 +812,7 @@ impl Engine {
     }
 
     /// [`Engine::context`] with other context settings (the hook shrinks the budget to fit).
-    pub fn context_with(&self, resp: &SearchResponse, config: &crate::config::ContextConfig) -> ContextBlock {
+    pub(crate) fn context_with(&self, resp: &SearchResponse, config: &crate::config::ContextConfig) -> ContextBlock {
         let count = |s: &str| self.count_tokens(s);
         let neighbours = |h: &Hit| self.neighbours(h, config.neighbours).unwrap_or_default();
         context::context(&resp.query, &resp.results, config, &neighbours, &count)

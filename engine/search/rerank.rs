@@ -38,17 +38,21 @@ pub struct OnnxCrossEncoder {
 }
 
 impl OnnxCrossEncoder {
-    /// Loads `dir/model.onnx` with the tokenizer files next to it.
+    /// Loads `dir/model.onnx` with the tokenizer files next to it: checked against the manifest
+    /// of `models` when `dir` is inside its directory, else only from a directory nobody else can
+    /// write to.
     pub fn load(models: &Models, dir: &Path, max_length: usize) -> Result<OnnxCrossEncoder> {
         let file = |name: &str| -> Result<PathBuf> {
             let p = dir.join(name);
-            if p.is_file() {
-                Ok(p)
-            } else {
-                Err(Error::ModelMissing {
+            if !p.is_file() {
+                return Err(Error::ModelMissing {
                     path: p,
                     reason: "no such file (the reranker directory needs model.onnx and its tokenizer files)".into(),
-                })
+                });
+            }
+            match p.strip_prefix(models.dir()) {
+                Ok(rel) => models.file(&rel.to_string_lossy()),
+                Err(_) => Models::foreign_file(dir, name),
             }
         };
         let read = |p: &Path| {

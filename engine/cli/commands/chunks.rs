@@ -10,7 +10,7 @@ use std::path::Path;
 pub(crate) fn run(args: ChunksArgs, config: Option<&Path>) -> Result<i32> {
     let settings = settings(config, SettingsLayer::default())?;
     // Chunk budgets are in model tokens; without the model, an estimate.
-    let embedder = Models::locate(None).and_then(|m| OnnxEmbedder::load(&m, &settings)).ok();
+    let embedder = Models::locate().and_then(|m| OnnxEmbedder::load(&m, &settings)).ok();
     let count = |t: &str| match &embedder {
         Some(e) => e.count_tokens(t),
         None => crate::embed::approx_tokens(t),

@@ -8,7 +8,7 @@ use std::path::Path;
 
 pub(crate) fn run(args: EmbedArgs, config: Option<&Path>) -> Result<i32> {
     let settings = settings(config, args.layer())?;
-    let models = Models::locate(None)?;
+    let models = Models::locate()?;
     let started = std::time::Instant::now();
     let embedder = OnnxEmbedder::load(&models, &settings)?;
     let loaded = started.elapsed();

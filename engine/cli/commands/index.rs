@@ -58,11 +58,10 @@ pub(crate) fn with_progress(
     rebuild: bool,
     quiet: bool,
 ) -> Result<IndexReport> {
-    let near = match source {
-        Source::Dir(p) => p.clone(),
-        Source::Beir(_) => index_dir.to_path_buf(),
-    };
-    let models = Models::locate(Some(&near))?;
+    let models = Models::locate()?.cached_in(index_dir);
+    for why in &models.refused {
+        eprintln!("engine: {why}");
+    }
     let embedder = crate::embed::LazyOnnxEmbedder::new(models, settings);
     let terminal = std::io::stderr().is_terminal() && !quiet;
     let bar = terminal.then(|| {

@@ -19,7 +19,7 @@ pub(super) fn on_session_start(payload: &Payload, index: &Path, settings: &Setti
     // Bring the index up to date (edits recorded since, files changed outside the session).
     take_pending(index);
     let mut notes = Vec::new();
-    let models = crate::Models::locate(Some(&root));
+    let models = crate::Models::locate().map(|m| m.cached_in(index));
     match models {
         Ok(m) => {
             let embedder = crate::embed::LazyOnnxEmbedder::new(m, settings);
