@@ -68,7 +68,7 @@ pub enum Error {
     },
 
     /// The index files are damaged beyond what the engine repairs by itself.
-    #[error("index at {path} is damaged: {reason}; rebuild it with `engine index --rebuild`")]
+    #[error("index at {path} is damaged: {reason}; `engine index` rebuilds it")]
     IndexCorrupt {
         /// The damaged file or directory.
         path: PathBuf,

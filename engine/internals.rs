@@ -5,7 +5,8 @@
 pub use crate::chunk::chunk_document;
 pub use crate::config::{ChunkConfig, ContextConfig, TierConfig, VectorConfig};
 pub use crate::context::{context, label};
-pub use crate::embed::{dot, LazyOnnxEmbedder, WordPieceCounter};
+pub use crate::embed::tokens::WordPieceCounter;
+pub use crate::embed::{dot, LazyOnnxEmbedder};
 pub use crate::eval::percentile;
 pub use crate::index::store::current_generation;
 pub use crate::index::store::WriterLock;

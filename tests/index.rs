@@ -68,7 +68,14 @@ fn an_index_from_another_model_asks_for_a_rebuild() {
     let current = std::fs::read_to_string(idx.path().join("CURRENT")).unwrap();
     let meta_path = idx.path().join(current.trim()).join("meta.json");
     let meta = std::fs::read_to_string(&meta_path).unwrap().replace("all-MiniLM-L6-v2-int8", "some-other-model");
-    std::fs::write(&meta_path, meta).unwrap();
+    std::fs::write(&meta_path, &meta).unwrap();
+    // As another build would have written it: the generation's checksums agree with its metadata.
+    let sums_path = meta_path.with_file_name("checksums.json");
+    let mut sums: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&sums_path).unwrap()).unwrap();
+    use sha2::Digest;
+    sums["meta.json"] =
+        serde_json::json!({"len": meta.len(), "sha256": hex::encode(sha2::Sha256::digest(meta.as_bytes()))});
+    std::fs::write(&sums_path, sums.to_string()).unwrap();
     let (code, _, err) = engine(&["search", "sessions", "--index", idx.path().to_str().unwrap()], None);
     assert_eq!(code, 4, "{err}");
     assert!(err.contains("engine index --rebuild") && err.contains("some-other-model"), "{err}");

@@ -98,3 +98,91 @@ fn wait_until_embedded(index: &Path) {
         std::thread::sleep(Duration::from_millis(200));
     }
 }
+
+/// A small deterministic generator of offsets.
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self, n: u64) -> u64 {
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (self.0 >> 33) % n.max(1)
+    }
+}
+
+/// Every file below `dir`, sorted.
+fn files_below(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(files_below(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn flipped_bytes_in_any_file_of_the_index_never_stop_a_prompt_and_indexing_repairs_them() {
+    let clean = tempfile::tempdir().unwrap();
+    copy_dir(&root().join("sample"), clean.path());
+    std::fs::write(clean.path().join("engine.toml"), "[hook]\ndaemon = false\n").unwrap();
+    let (code, _, err) = engine(&["index", clean.path().to_str().unwrap()], None);
+    assert_eq!(code, 0, "{err}");
+    let index = clean.path().join(".engine");
+    let generation = index.join(std::fs::read_to_string(index.join("CURRENT")).unwrap().trim());
+    let files: Vec<PathBuf> = files_below(&generation)
+        .into_iter()
+        .filter(|f| std::fs::metadata(f).unwrap().len() > 0)
+        .map(|f| f.strip_prefix(clean.path()).unwrap().to_path_buf())
+        .collect();
+    assert!(files.len() >= 8, "{files:?}");
+    let mut rng = Lcg(33);
+    for file in &files {
+        let project = tempfile::tempdir().unwrap();
+        copy_dir_with_index(clean.path(), project.path());
+        let victim = project.path().join(file);
+        let mut bytes = std::fs::read(&victim).unwrap();
+        for _ in 0..3 {
+            let at = rng.next(bytes.len() as u64) as usize;
+            bytes[at] ^= 0xff;
+        }
+        std::fs::write(&victim, &bytes).unwrap();
+        let shown = file.display();
+        let prompt = serde_json::json!({"hook_event_name": "UserPromptSubmit", "prompt": "why did we move sessions to redis?", "cwd": project.path()});
+        let (code, out, err) = hook(prompt.to_string().as_bytes(), &[], &[]);
+        assert_eq!(code, 0, "{shown}: the hook failed: {err}");
+        assert!(out.is_empty() || serde_json::from_str::<serde_json::Value>(&out).is_ok(), "{shown}: {out}");
+        let i = project.path().join(".engine");
+        let (code, _, err) = engine(&["search", "sessions redis", "--index", i.to_str().unwrap()], None);
+        assert!(code == 0 || code == 4, "{shown}: search exited {code}: {err}");
+        let (code, _, err) = engine(&["index", project.path().to_str().unwrap()], None);
+        assert_eq!(code, 0, "{shown}: indexing did not repair: {err}");
+        let (code, out, err) = engine(&["search", "sessions redis", "--index", i.to_str().unwrap(), "--json"], None);
+        assert_eq!(code, 0, "{shown}: after indexing: {err}");
+        assert!(!json(&out)["results"].as_array().unwrap().is_empty(), "{shown}: nothing found after the repair");
+        let (code, _, err) = engine(&["status", "--index", i.to_str().unwrap()], None);
+        assert_eq!(code, 0, "{shown}: status after the repair: {err}");
+    }
+}
+
+/// Copies a project with its `.engine/` (which `copy_dir` leaves out).
+fn copy_dir_with_index(from: &Path, to: &Path) {
+    copy_dir(from, to);
+    copy_index(&from.join(".engine"), &to.join(".engine"));
+}
+
+fn copy_index(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dst = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_index(&e.path(), &dst);
+        } else if e.file_type().unwrap().is_file() {
+            std::fs::copy(e.path(), dst).unwrap();
+        }
+    }
+}

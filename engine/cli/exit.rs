@@ -27,6 +27,25 @@ pub(crate) fn fail(err: &anyhow::Error) -> ! {
     std::process::exit(code(class));
 }
 
+/// `println!` panics when stdout cannot be written (a full disk, `> /dev/full`): that is an I/O
+/// error like any other, said in one line with exit code 1, not a panic.
+pub(crate) fn output_errors_exit_cleanly() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if let Some(cause) = message.strip_prefix("failed printing to stdout: ") {
+            eprintln!("engine: cannot write the output: {}", one_line(cause));
+            std::process::exit(code(ErrorClass::Other));
+        }
+        previous(info)
+    }));
+}
+
 /// Help and version go out as clap prints them; a usage error becomes one line.
 pub(crate) fn usage_error(e: clap::Error) -> ! {
     use clap::error::ErrorKind;

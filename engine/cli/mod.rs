@@ -26,6 +26,7 @@ pub fn main() -> ! {
             libc::signal(libc::SIGPIPE, libc::SIG_DFL);
         }
     }
+    exit::output_errors_exit_cleanly();
     match run(cli) {
         Ok(code) => std::process::exit(code),
         Err(err) => exit::fail(&err),
@@ -44,7 +45,7 @@ fn run(cli: Cli) -> Result<i32> {
         Command::Eval(args) => commands::eval::run(args, config),
         Command::Chunks(args) => commands::chunks::run(args, config),
         Command::Search(args) => commands::search::run(args, config),
-        Command::Hook(args) => commands::hook::run(args),
+        Command::Hook(args) => commands::hook::run(args, config),
         Command::Serve(args) => commands::serve::run(args),
         Command::Mcp(args) => commands::mcp::run(args),
         Command::Config(args) => commands::config::run(args, config),

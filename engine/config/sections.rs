@@ -337,6 +337,9 @@ section! {
         max_query_chars: usize = 2000 => Bound::ints(CHARS),
         /// Ask the warm daemon first (and start it when it is not running).
         daemon: bool = true,
+        /// Share of `deadline_ms` the daemon has to answer; past it, it is taken for stopped or
+        /// hung, replaced, and the prompt answered in process with what time is left.
+        daemon_share: f32 = 0.6 => Bound::Float(0.1..=1.0),
         /// The daemon exits after this many seconds without a request.
         idle_timeout_s: u64 = 1800 => Bound::ints(IDLE_TIMEOUT_S),
         /// CPU niceness of the indexing the hook starts in the background (0: normal priority),

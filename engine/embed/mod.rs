@@ -9,12 +9,12 @@
 
 mod hash;
 mod onnx;
-mod tokens;
+pub(crate) mod tokens;
 
 pub use hash::HashEmbedder;
 pub(crate) use onnx::trim_heap;
 pub use onnx::{LazyOnnxEmbedder, OnnxEmbedder};
-pub use tokens::{approx_tokens, WordPieceCounter};
+pub use tokens::approx_tokens;
 
 use crate::error::{Error, Result};
 

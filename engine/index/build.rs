@@ -41,8 +41,12 @@ pub fn build(
     check_paths(index_dir, source)?;
     std::fs::create_dir_all(index_dir).ctx(|| format!("creating index directory {}", index_dir.display()))?;
     let _lock = WriterLock::acquire(index_dir)?;
-    let live = run.live_generation()?;
+    let mut damaged = None;
+    let live = run.live_generation(&mut damaged)?;
     let mut report = IndexReport::default();
+    if let Some(why) = &damaged {
+        report.warnings.push(format!("the index was damaged ({why}); rebuilt it"));
+    }
     let mut scanned = run.scan(&live, &mut report)?;
     if live.previous.is_some() && scanned.changed.is_empty() && scanned.removed.is_empty() {
         report.seconds.total = run.started.elapsed().as_secs_f64();
@@ -116,16 +120,26 @@ struct Vectors {
 }
 
 impl Run<'_> {
-    /// The live generation, checked to be compatible and readable, and the unfinished
-    /// generations of killed runs removed (they were never live).
-    fn live_generation(&self) -> Result<Live> {
+    /// The live generation, checked to be compatible and whole (every byte it recorded), and
+    /// the unfinished generations of killed runs removed (they were never live). A damaged one is
+    /// rebuilt from nothing, vectors from the embedding cache: `rebuilt` says why.
+    fn live_generation(&self, rebuilt: &mut Option<String>) -> Result<Live> {
         let live = match store::current_generation(self.index_dir) {
-            // A rebuild is what a damaged index needs: it starts from nothing anyway.
-            Err(Error::IndexCorrupt { .. }) if self.options.rebuild => None,
+            Err(Error::IndexCorrupt { reason, .. }) => {
+                *rebuilt = Some(reason);
+                None
+            }
             other => other?,
         };
         let previous = match (&live, self.options.rebuild) {
-            (Some(dir), false) => Some((dir.clone(), self.compatible_meta(dir)?)),
+            (Some(dir), false) => match self.compatible_meta(dir) {
+                Ok(meta) => Some((dir.clone(), meta)),
+                Err(Error::IndexCorrupt { reason, .. }) => {
+                    *rebuilt = Some(reason);
+                    None
+                }
+                Err(e) => return Err(e),
+            },
             _ => None,
         };
         let keep: Vec<&Path> = live.iter().map(PathBuf::as_path).collect();
@@ -138,6 +152,7 @@ impl Run<'_> {
 
     /// A live generation's metadata, when this run can add to it.
     fn compatible_meta(&self, dir: &Path) -> Result<Meta> {
+        store::verify(dir, store::Check::Full)?;
         let meta = store::read_meta(dir)?;
         meta.check_compatible(self.index_dir, Some(self.embedder.id()))?;
         // Found damaged now rather than half-way through linking its segments.
@@ -171,7 +186,7 @@ impl Run<'_> {
         report.files_scanned = scan.files_scanned;
         report.files_skipped = scan.skipped;
         report.files_unread = scan.unchanged.len();
-        report.warnings = std::mem::take(&mut scan.warnings);
+        report.warnings.append(&mut scan.warnings);
         report.seconds.walk = t.elapsed().as_secs_f64();
 
         let hashes: Vec<String> = scan.documents.par_iter().map(Document::hash).collect();
@@ -439,6 +454,7 @@ impl Generation {
             std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
         let meta_json = serde_json::to_vec(&*meta).map_err(|e| Error::io("serialising meta", e.into()))?;
         store::write_synced(&self.dir.join(store::META), &meta_json)?;
+        store::write_checksums(&self.dir, self.replaces.as_deref())?;
         store::sync_dir(&self.dir)?;
         store::switch_current(&self.index_dir, &self.dir)?;
         let mut keep = vec![self.dir.as_path()];

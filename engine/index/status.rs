@@ -61,6 +61,8 @@ fn dir_size(p: &Path) -> u64 {
 pub fn status(index_dir: &Path) -> Result<Status> {
     let gen =
         store::current_generation(index_dir)?.ok_or_else(|| Error::IndexMissing { path: index_dir.to_path_buf() })?;
+    // Status vouches for the index: every file is checked against what was written.
+    store::verify(&gen, store::Check::Full)?;
     let meta = store::read_meta(&gen)?;
     // Status vouches for the index: damaged full-text files are reported here, not at the next search.
     bm25::open_reader(&gen)?;

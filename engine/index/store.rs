@@ -250,6 +250,150 @@ pub(crate) fn read_meta(gen_dir: &Path) -> Result<Meta> {
     serde_json::from_str(&text).map_err(|e| corrupt(index_dir, format!("{}: {e}", shown())))
 }
 
+/// File in a generation listing the size and sha256 of every other file of it, written last.
+pub(crate) const CHECKSUMS: &str = "checksums.json";
+
+/// How much of a generation [`verify`] reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Check {
+    /// Sizes of every file, and the bytes of the metadata: cheap enough for every open.
+    Quick,
+    /// The bytes of every file (`engine index`, `engine status`).
+    Full,
+}
+
+/// One file's size and sha256, as the generation recorded them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Sum {
+    pub len: u64,
+    pub sha256: String,
+}
+
+/// Whether a generation holds the files it recorded: [`Error::IndexCorrupt`] naming the first
+/// that differs. A generation written before checksums were recorded passes unchecked.
+pub(crate) fn verify(gen_dir: &Path, check: Check) -> Result<()> {
+    let index_dir = gen_dir.parent().unwrap_or(gen_dir);
+    let sums = match std::fs::read(gen_dir.join(CHECKSUMS)) {
+        Ok(bytes) => serde_json::from_slice::<BTreeMap<String, Sum>>(&bytes)
+            .map_err(|e| corrupt(index_dir, format!("{CHECKSUMS} of {}: {e}", shown(gen_dir))))?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(Error::io(format!("reading {}", gen_dir.join(CHECKSUMS).display()), e)),
+    };
+    // A full check of files whose stat is unchanged since the last one passed is not repeated:
+    // any write to a file moves its change time.
+    let stamp = (check == Check::Full).then(|| stat_stamp(gen_dir, &sums));
+    let stamp_file = index_dir.join(VERIFIED_GENERATION);
+    if let Some(Some(stamp)) = &stamp {
+        if std::fs::read_to_string(&stamp_file).is_ok_and(|s| s == *stamp) {
+            return Ok(());
+        }
+    }
+    for (name, sum) in &sums {
+        let path = gen_dir.join(name);
+        let len = std::fs::metadata(&path)
+            .map(|m| m.len())
+            .map_err(|e| corrupt(index_dir, format!("{}/{name} cannot be read ({e})", shown(gen_dir))))?;
+        if len != sum.len {
+            return Err(corrupt(
+                index_dir,
+                format!("{}/{name} has {len} bytes, not the {} written", shown(gen_dir), sum.len),
+            ));
+        }
+        if check == Check::Full || name == META {
+            let got = sha256_file(&path).ctx(|| format!("reading {}", path.display()))?;
+            if got != sum.sha256 {
+                return Err(corrupt(
+                    index_dir,
+                    format!("{}/{name} is not the file written (sha256 differs)", shown(gen_dir)),
+                ));
+            }
+        }
+    }
+    if let Some(Some(stamp)) = stamp {
+        let _ = crate::files::atomic::write_private(&stamp_file, stamp.as_bytes());
+    }
+    Ok(())
+}
+
+/// File in the index directory with the stat of every file of the generation last verified in
+/// full.
+const VERIFIED_GENERATION: &str = "verified-generation";
+
+/// The generation's name and each recorded file's inode, size and times, one line each (`None`
+/// when one cannot be read: then nothing is skipped).
+fn stat_stamp(gen_dir: &Path, sums: &BTreeMap<String, Sum>) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let mut out = format!("{}\n", shown(gen_dir));
+    for name in sums.keys() {
+        let m = std::fs::metadata(gen_dir.join(name)).ok()?;
+        out.push_str(&format!(
+            "{name} {} {} {} {}.{} {}.{}\n",
+            m.dev(),
+            m.ino(),
+            m.len(),
+            m.mtime(),
+            m.mtime_nsec(),
+            m.ctime(),
+            m.ctime_nsec()
+        ));
+    }
+    Some(out)
+}
+
+/// Records the size and sha256 of every file of a generation being written (what `previous`, a
+/// generation it hard-links files from, recorded for the same file is taken as it is), synced.
+pub(crate) fn write_checksums(gen_dir: &Path, previous: Option<&Path>) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let known: BTreeMap<String, Sum> = previous
+        .and_then(|p| std::fs::read(p.join(CHECKSUMS)).ok())
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default();
+    let mut sums = BTreeMap::new();
+    for path in files_below(gen_dir)? {
+        let name = path.strip_prefix(gen_dir).expect("below").to_string_lossy().into_owned();
+        if name == CHECKSUMS || name.ends_with(".lock") {
+            continue;
+        }
+        let m = std::fs::metadata(&path).ctx(|| format!("reading {}", path.display()))?;
+        let linked = previous.map(|p| p.join(&name)).and_then(|p| std::fs::metadata(p).ok());
+        let reuse = known.get(&name).filter(|_| linked.is_some_and(|l| l.ino() == m.ino() && l.dev() == m.dev()));
+        let sum = match reuse {
+            Some(sum) => sum.clone(),
+            None => Sum { len: m.len(), sha256: sha256_file(&path).ctx(|| format!("reading {}", path.display()))? },
+        };
+        sums.insert(name, sum);
+    }
+    let json = serde_json::to_vec(&sums).map_err(|e| Error::io("serialising checksums", e.into()))?;
+    write_synced(&gen_dir.join(CHECKSUMS), &json)
+}
+
+/// Every regular file below `dir`.
+fn files_below(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).ctx(|| format!("listing {}", dir.display()))? {
+        let path = entry.ctx(|| format!("listing {}", dir.display()))?.path();
+        if path.is_dir() {
+            out.extend(files_below(&path)?);
+        } else if path.is_file() {
+            out.push(path);
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+fn sha256_file(path: &Path) -> std::io::Result<String> {
+    use sha2::Digest;
+    let mut h = sha2::Sha256::new();
+    std::io::copy(&mut std::fs::File::open(path)?, &mut h)?;
+    Ok(hex::encode(h.finalize()))
+}
+
+/// A generation's directory name, for messages.
+fn shown(gen_dir: &Path) -> String {
+    gen_dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
 /// Creates a file that must not exist yet, in a generation being written: files of a live
 /// generation may be hard links shared with it and are never opened for writing.
 pub(crate) fn create_new(path: &Path) -> Result<std::fs::File> {

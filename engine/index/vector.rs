@@ -138,9 +138,11 @@ impl VectorStore {
             // hnsw_rs's loaded graph borrows its loader; the loader lives as long as the process
             // keeps this generation open (a few hundred bytes once the data is copied in).
             let io: &'static mut HnswIo = Box::leak(Box::new(HnswIo::new(dir, GRAPH)));
-            let mut g: Hnsw<'static, f32, DistDot> = io
-                .load_hnsw::<f32, DistDot>()
-                .map_err(|e| Error::IndexCorrupt { path: dir.join(GRAPH), reason: e.to_string() })?;
+            // hnsw_rs asserts on some damaged files instead of returning an error.
+            let loaded = crate::error::catch_panic(|| io.load_hnsw::<f32, DistDot>());
+            let mut g: Hnsw<'static, f32, DistDot> = loaded
+                .and_then(|r| r.map_err(|e| e.to_string()))
+                .map_err(|reason| Error::IndexCorrupt { path: dir.join(GRAPH), reason })?;
             g.set_searching_mode(true);
             Some(g)
         } else {

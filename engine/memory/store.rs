@@ -167,6 +167,11 @@ pub enum Added {
     Unchanged(String),
 }
 
+/// The store's writer lock, held while it is alive.
+struct WriteLock {
+    _dir: std::fs::File,
+}
+
 /// The memory directory of one project.
 #[derive(Debug, Clone)]
 pub struct MemoryStore {
@@ -218,8 +223,11 @@ impl MemoryStore {
         Ok(self.add_all(vec![record])?.remove(0))
     }
 
-    /// [`add`](Self::add) for several records, reading the directory once.
+    /// [`add`](Self::add) for several records, reading the directory once, under the store's
+    /// writer lock: concurrent writers (captures, imports, the MCP server) see each other's
+    /// records, so an id is stored once.
     pub fn add_all(&self, records: Vec<MemoryRecord>) -> Result<Vec<Added>> {
+        let _lock = self.lock()?;
         let mut existing = self.load()?;
         let mut out = Vec::with_capacity(records.len());
         for mut record in records {
@@ -269,12 +277,14 @@ impl MemoryStore {
 
     /// Removes a record: its file, or its entry in a file of several.
     pub fn delete(&self, stored: &Stored) -> Result<()> {
+        let _lock = self.lock()?;
         self.rewrite(stored, None)
     }
 
     /// Removes several records (as [`load`](Self::load) returned them), each file rewritten once
     /// and removed when none of its records is left.
     pub fn delete_all(&self, stored: &[Stored]) -> Result<()> {
+        let _lock = self.lock()?;
         let mut by_file: std::collections::BTreeMap<&Path, Vec<&Stored>> = Default::default();
         for s in stored {
             by_file.entry(s.path.as_path()).or_default().push(s);
@@ -303,8 +313,31 @@ impl MemoryStore {
     pub fn replace(&self, stored: &Stored, mut record: MemoryRecord) -> Result<MemoryRecord> {
         record.seal();
         validate(&record)?;
+        let _lock = self.lock()?;
         self.rewrite(stored, Some(&record))?;
         Ok(record)
+    }
+
+    /// Takes the store's writer lock (an exclusive `flock` on the memory directory itself, so no
+    /// lock file sits among the records), waiting for another writer to finish; the directory is
+    /// created if missing. Temporary files left by a writer that was killed mid-write go: while the
+    /// lock is held no other writer has one open.
+    fn lock(&self) -> Result<WriteLock> {
+        use std::os::unix::io::AsRawFd;
+        std::fs::create_dir_all(&self.dir).map_err(|e| Error::io(format!("creating {}", self.dir.display()), e))?;
+        let dir =
+            std::fs::File::open(&self.dir).map_err(|e| Error::io(format!("opening {}", self.dir.display()), e))?;
+        // SAFETY: flock on a descriptor we own; it waits, and is released when the file closes.
+        if unsafe { libc::flock(dir.as_raw_fd(), libc::LOCK_EX) } != 0 {
+            let e = std::io::Error::last_os_error();
+            return Err(Error::io(format!("locking {}", self.dir.display()), e));
+        }
+        for entry in std::fs::read_dir(&self.dir).into_iter().flatten().flatten() {
+            if entry.file_name().to_string_lossy().ends_with(".tmp") {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+        Ok(WriteLock { _dir: dir })
     }
 
     /// Replaces (or with `None` removes) one stored record, leaving the file's other records.
@@ -393,6 +426,25 @@ fn parse(text: &str) -> Option<Vec<MemoryRecord>> {
     crate::memory::record::parse_as(text, |r: &MemoryRecord| !r.content.is_empty() || !r.title.is_empty())
 }
 
+/// The largest record fields accepted: a record is a note a prompt's context quotes from, and a
+/// larger one would be skipped by the indexer ([index] max_file_size) and never found.
+pub mod limits {
+    /// Characters of an id.
+    pub const ID: usize = 64;
+    /// Characters of a title.
+    pub const TITLE: usize = 1_000;
+    /// Characters of the content.
+    pub const CONTENT: usize = 200_000;
+    /// Characters of a category.
+    pub const CATEGORY: usize = 40;
+    /// Tags, and characters of each.
+    pub const TAGS: usize = 64;
+    /// Characters of a tag.
+    pub const TAG: usize = 100;
+    /// Files a record names.
+    pub const FILES: usize = 512;
+}
+
 /// Checks what `engine memory add` and import accept.
 pub fn validate(record: &MemoryRecord) -> Result<()> {
     if record.title.trim().is_empty() {
@@ -402,16 +454,34 @@ pub fn validate(record: &MemoryRecord) -> Result<()> {
         return Err(Error::InvalidInput(format!("memory record \"{}\" has no content", record.title)));
     }
     let ok = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
-    if !ok(&record.category) {
+    if !ok(&record.category) || record.category.len() > limits::CATEGORY {
         return Err(Error::InvalidInput(format!(
-            "category \"{}\" should be lowercase letters, digits and '-' (e.g. decision, convention, note)",
-            record.category
+            "category \"{}\" should be up to {} lowercase letters, digits and '-' (e.g. decision, convention, note)",
+            record.category.chars().take(limits::CATEGORY).collect::<String>(),
+            limits::CATEGORY
         )));
     }
     if !record.id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') || record.id.is_empty() {
-        return Err(Error::InvalidInput(format!("record id \"{}\" should be letters, digits and '-'", record.id)));
+        let shown: String = record.id.chars().take(limits::ID).collect();
+        return Err(Error::InvalidInput(format!("record id \"{shown}\" should be letters, digits and '-'")));
     }
-    Ok(())
+    let too_long = |what: &str, n: usize, max: usize| {
+        (n > max).then(|| Error::InvalidInput(format!("the {what} has {n} characters: at most {max}")))
+    };
+    let checks = [
+        too_long("id", record.id.chars().count(), limits::ID),
+        too_long("title", record.title.chars().count(), limits::TITLE),
+        too_long("content", record.content.chars().count(), limits::CONTENT),
+        (record.tags.len() > limits::TAGS)
+            .then(|| Error::InvalidInput(format!("{} tags: at most {}", record.tags.len(), limits::TAGS))),
+        record.tags.iter().find_map(|t| too_long("tag", t.chars().count(), limits::TAG)),
+        (record.files.len() > limits::FILES)
+            .then(|| Error::InvalidInput(format!("{} files: at most {}", record.files.len(), limits::FILES))),
+    ];
+    match checks.into_iter().flatten().next() {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
 }
 
 /// A file-name-safe lowercase slug of `text`, at most `max` characters.
@@ -489,23 +559,42 @@ pub(crate) fn ranking_facts<'a>(
 }
 
 /// Groups of near-duplicate records (same category, word overlap ≥ `threshold` Jaccard), each
-/// group's newest first.
+/// group's newest first. Each record not yet grouped leads a group of the later records close to
+/// it. Pairs are found through the rarest words of each record (a prefix filter: two sets with a
+/// Jaccard of at least `threshold` share one of their `|x| − ⌈threshold·|x|⌉ + 1` rarest words),
+/// so thousands of records take milliseconds, not a comparison of every pair.
 pub fn near_duplicates(records: &[Stored], threshold: f32) -> Vec<Vec<String>> {
-    let sets: Vec<HashSet<String>> = records.iter().map(|s| s.record.words()).collect();
+    let sets = word_ids(records);
+    let prefix = |i: usize| {
+        let n = sets[i].len();
+        let keep = if threshold > 0.0 { n + 1 - ((threshold * n as f32).ceil() as usize).min(n) } else { n };
+        &sets[i][..keep.min(n)]
+    };
+    let mut postings: HashMap<u32, Vec<usize>> = HashMap::new();
+    for i in 0..records.len() {
+        for &w in prefix(i) {
+            postings.entry(w).or_default().push(i);
+        }
+    }
     let mut taken = vec![false; records.len()];
     let mut groups = Vec::new();
     for i in 0..records.len() {
         if taken[i] {
             continue;
         }
+        let mut candidates: Vec<usize> = if threshold > 0.0 {
+            prefix(i).iter().flat_map(|w| postings[w].iter().copied()).filter(|&j| j > i).collect()
+        } else {
+            (i + 1..records.len()).collect()
+        };
+        candidates.sort_unstable();
+        candidates.dedup();
         let mut group = vec![i];
-        for j in i + 1..records.len() {
+        for j in candidates {
             if taken[j] || records[i].record.category != records[j].record.category {
                 continue;
             }
-            let inter = sets[i].intersection(&sets[j]).count() as f32;
-            let union = sets[i].union(&sets[j]).count().max(1) as f32;
-            if inter / union >= threshold {
+            if jaccard(&sets[i], &sets[j]) >= threshold {
                 group.push(j);
                 taken[j] = true;
             }
@@ -516,6 +605,40 @@ pub fn near_duplicates(records: &[Stored], threshold: f32) -> Vec<Vec<String>> {
         }
     }
     groups
+}
+
+/// Each record's distinct words as ids, ordered rarest first (across the records), then by id.
+fn word_ids(records: &[Stored]) -> Vec<Vec<u32>> {
+    let mut ids: HashMap<String, u32> = HashMap::new();
+    let sets: Vec<Vec<u32>> = records
+        .iter()
+        .map(|s| {
+            s.record
+                .words()
+                .into_iter()
+                .map(|w| {
+                    let next = ids.len() as u32;
+                    *ids.entry(w).or_insert(next)
+                })
+                .collect()
+        })
+        .collect();
+    let mut df = vec![0u32; ids.len()];
+    sets.iter().flatten().for_each(|&w| df[w as usize] += 1);
+    sets.into_iter()
+        .map(|mut set| {
+            set.sort_unstable_by_key(|&w| (df[w as usize], w));
+            set
+        })
+        .collect()
+}
+
+/// |a ∩ b| / |a ∪ b| of two sets of word ids in the same order (an empty union counts as 1).
+fn jaccard(a: &[u32], b: &[u32]) -> f32 {
+    let b_set: HashSet<u32> = b.iter().copied().collect();
+    let inter = a.iter().filter(|w| b_set.contains(w)).count();
+    let union = (a.len() + b.len() - inter).max(1);
+    inter as f32 / union as f32
 }
 
 /// Groups of records with equal hashes, each newest first.
@@ -811,5 +934,50 @@ mod tests {
         ];
         let s = superseded(&rs);
         assert_eq!(s, HashSet::from(["a".to_string(), "c".to_string()]));
+    }
+
+    /// The near-duplicate groups by comparing every pair: what the prefix filter must find.
+    fn every_pair(records: &[Stored], threshold: f32) -> Vec<Vec<String>> {
+        let sets: Vec<HashSet<String>> = records.iter().map(|s| s.record.words()).collect();
+        let mut taken = vec![false; records.len()];
+        let mut groups = Vec::new();
+        for i in 0..records.len() {
+            if taken[i] {
+                continue;
+            }
+            let mut group = vec![i];
+            for j in i + 1..records.len() {
+                if taken[j] || records[i].record.category != records[j].record.category {
+                    continue;
+                }
+                let inter = sets[i].intersection(&sets[j]).count() as f32;
+                let union = sets[i].union(&sets[j]).count().max(1) as f32;
+                if inter / union >= threshold {
+                    group.push(j);
+                    taken[j] = true;
+                }
+            }
+            if group.len() > 1 {
+                group.sort_by(|&a, &b| records[b].record.created.cmp(&records[a].record.created));
+                groups.push(group.into_iter().map(|k| records[k].record.id.clone()).collect());
+            }
+        }
+        groups
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn near_duplicates_are_the_groups_every_pair_would_give(
+            docs in proptest::collection::vec((0..2u8, proptest::collection::vec(0..12u8, 0..8)), 0..40),
+            threshold in 0.0f32..1.0,
+        ) {
+            let records: Vec<Stored> = docs.iter().enumerate().map(|(i, (cat, words))| {
+                let text: Vec<String> = words.iter().map(|w| format!("word{w}")).collect();
+                let mut r = MemoryRecord::new(if *cat == 0 { "note" } else { "decision" }, "t", &text.join(" "), &i.to_string());
+                r.created = format!("2026-01-{:02}T00:00:00Z", 1 + i % 28);
+                Stored { path: PathBuf::new(), position: 0, in_file: 1, record: r }
+            }).collect();
+            proptest::prop_assert_eq!(near_duplicates(&records, threshold), every_pair(&records, threshold));
+        }
     }
 }

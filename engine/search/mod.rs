@@ -387,6 +387,7 @@ impl Engine {
     ) -> Result<Engine> {
         let generation_dir =
             store::current_generation(dir)?.ok_or_else(|| Error::IndexMissing { path: dir.to_path_buf() })?;
+        store::verify(&generation_dir, store::Check::Quick)?;
         let meta = store::read_meta(&generation_dir)?;
         let use_graph = meta.graph;
         meta.check_compatible(dir, embedder.as_ref().map(|e| e.id()))?;
@@ -443,8 +444,21 @@ impl Engine {
         self.search_with(&SearchRequest::new(query, config.k, config.mode))
     }
 
-    /// Answers one request. Each stage is a function below, in this order.
+    /// Answers one request. Search only reads: a full-text error, or a panic below (a dependency
+    /// asserting on a damaged file), is the index's damage, an error like any other, and a
+    /// server or the hook keeps running.
     pub fn search_with(&self, req: &SearchRequest) -> Result<SearchResponse> {
+        let damaged =
+            |why: String| Error::IndexCorrupt { path: self.dir.clone(), reason: format!("reading it failed ({why})") };
+        match crate::error::catch_panic(|| self.stages(req)) {
+            Ok(Err(Error::Tantivy(e))) => Err(damaged(e.to_string())),
+            Ok(answer) => answer,
+            Err(why) => Err(damaged(why)),
+        }
+    }
+
+    /// The search, stage by stage: each stage is a function below, in this order.
+    fn stages(&self, req: &SearchRequest) -> Result<SearchResponse> {
         let started = Instant::now();
         let query = self.checked(req)?;
         let mut timings = Timings::default();
@@ -527,10 +541,17 @@ impl Engine {
         // A thread of its own for the lexical leg: rayon::join from outside its pool (the daemon,
         // the MCP server) queues both halves and often runs them one after the other.
         let ((lexical, lex_ms), (vector, vec_ms)) = std::thread::scope(|scope| {
-            let lexical = scope.spawn(|| self.timed(want_lex, || snapshot.lexical(&self.settings.bm25, query, n)));
+            let lexical = scope.spawn(|| {
+                crate::error::catch_panic(|| self.timed(want_lex, || snapshot.lexical(&self.settings.bm25, query, n)))
+            });
             // At least as deep as the abstention's cosine gap looks.
             let vector = self.timed(want_vec, || self.vector_leg(query, n.max(self.settings.abstain.gap_rank)));
-            (lexical.join().expect("the lexical leg panicked"), vector)
+            let lexical =
+                lexical.join().unwrap_or_else(|_| Err("the lexical leg stopped".into())).unwrap_or_else(|why| {
+                    let reason = format!("the full-text index failed ({why})");
+                    (Some(Err(Error::IndexCorrupt { path: self.dir.clone(), reason })), 0.0)
+                });
+            (lexical, vector)
         });
         timings.bm25 = lex_ms;
         let mut legs = Legs::default();

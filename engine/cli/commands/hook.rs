@@ -2,25 +2,26 @@
 //! `hook uninstall`.
 
 use crate::cli::flags::{HookAction, HookArgs, Scope};
+use crate::integrations::hook::Invocation;
 use anyhow::Result;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-pub(crate) fn run(args: HookArgs) -> Result<i32> {
+pub(crate) fn run(args: HookArgs, config: Option<&Path>) -> Result<i32> {
     match args.action {
-        None => answer(args.plain),
+        None => answer(&Invocation { plain: args.plain, config: config.map(Path::to_path_buf) }),
         Some(HookAction::Install(scope)) => install(&scope),
         Some(HookAction::Uninstall(scope)) => uninstall(&scope),
     }
 }
 
 /// Reads the event, prints what the hook says and exits 0, whatever happened.
-fn answer(plain: bool) -> ! {
+fn answer(how: &Invocation) -> ! {
     use std::io::Read;
     let mut input = Vec::new();
     // Never fail on stdin: an unreadable one is reported like malformed JSON.
     let _ = std::io::stdin().take(64 << 20).read_to_end(&mut input);
     // Does not return: `finish` leaves with `_exit`, so exit never races ONNX Runtime.
-    crate::integrations::hook::finish(crate::integrations::hook::run(&input, plain))
+    crate::integrations::hook::finish(crate::integrations::hook::run(&input, how))
 }
 
 /// `.claude/settings.json` of this project, or of the user.

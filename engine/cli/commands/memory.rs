@@ -14,7 +14,7 @@ use crate::ingest::Source;
 use crate::memory::{self, Added, MemoryRecord, MemoryStore, Stored};
 use crate::{Error, Settings};
 use anyhow::{Context, Result};
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 
@@ -97,6 +97,9 @@ fn project(root: Option<PathBuf>, index: Option<PathBuf>) -> Result<Project> {
     Ok(match (root, index) {
         (Some(root), index) => {
             let root = std::path::absolute(root)?;
+            if !root.is_dir() {
+                return Err(invalid(format!("--root {}: no such directory", root.display())));
+            }
             let index = index.or_else(|| nearest(&root).filter(|i| i.parent() == Some(root.as_path())));
             Project { root, index }
         }
@@ -653,7 +656,7 @@ fn export(store: &MemoryStore, file: Option<&Path>) -> Result<()> {
     }
     match file {
         Some(path) => {
-            std::fs::write(path, &text).with_context(|| format!("writing {}", path.display()))?;
+            crate::cli::output::OutFile::write(path, text.as_bytes())?;
             eprintln!("engine: exported {} memory records to {}", all.len(), path.display());
         }
         None => {
@@ -704,14 +707,23 @@ fn import(store: &MemoryStore, out: &Out, file: &Path) -> Result<bool> {
         (file.display().to_string(), b)
     };
     let text = String::from_utf8(bytes).map_err(|_| invalid(format!("{name} is not UTF-8 text")))?;
+    // A byte order mark is how some editors start a UTF-8 file; it is not part of the first line.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     let mut records = Vec::new();
     let mut bad = Vec::new();
+    let mut first_line_of: HashMap<String, usize> = HashMap::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
         match import_line(line) {
-            Ok(r) => records.push(r),
+            Ok(r) => match first_line_of.get(&r.id) {
+                Some(first) => bad.push(format!("line {}: id {} is also on line {first}", i + 1, r.id)),
+                None => {
+                    first_line_of.insert(r.id.clone(), i + 1);
+                    records.push(r)
+                }
+            },
             Err(why) => bad.push(format!("line {}: {}", i + 1, one_line(&why))),
         }
     }

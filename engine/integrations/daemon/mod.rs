@@ -103,9 +103,12 @@ pub fn spawn(index: &Path) -> std::io::Result<()> {
 }
 
 /// Asks the daemon for a prompt's context before `deadline`. `Err(why)` when there is no usable
-/// daemon (the caller searches in process); a missing or refusing socket also starts one.
+/// daemon (the caller searches in process); a missing or refusing socket also starts one. A
+/// daemon that does not answer in time (stopped, hung) is replaced: its socket is taken away, so
+/// it exits when it wakes, and a new one starts for the next prompts.
 pub fn ask(index: &Path, query: &str, reindex: bool, deadline: Instant) -> std::result::Result<Option<String>, String> {
     let path = socket_path(index);
+    let socket_ino = inode(&path);
     let mut stream = match UnixStream::connect(&path) {
         Ok(s) => s,
         Err(e) => {
@@ -131,7 +134,17 @@ pub fn ask(index: &Path, query: &str, reindex: bool, deadline: Instant) -> std::
     let line = serde_json::to_string(&request).map_err(|e| e.to_string())?;
     stream.write_all(format!("{line}\n").as_bytes()).map_err(|e| format!("daemon write: {e}"))?;
     let mut answer = String::new();
-    BufReader::new(&stream).read_line(&mut answer).map_err(|e| format!("daemon did not answer in time ({e})"))?;
+    if let Err(e) = BufReader::new(&stream).read_line(&mut answer) {
+        // Only the socket this hook talked to: a daemon that replaced it since keeps its own.
+        if socket_ino.is_some() && inode(&path) == socket_ino {
+            let _ = std::fs::remove_file(&path);
+        }
+        let started = spawn(index).is_ok();
+        return Err(format!(
+            "the daemon did not answer in time ({e}); replaced it{}",
+            if started { ": a new one starts for the next prompts" } else { "" }
+        ));
+    }
     let resp: Response = serde_json::from_str(&answer).map_err(|e| format!("daemon answered garbage ({e})"))?;
     if resp.binary != me {
         return Err(format!("daemon runs another build ({}); searched in process", resp.binary));
@@ -352,6 +365,27 @@ pub fn serve(index: &Path, idle_override: Option<Duration>) -> Result<()> {
     Ok(())
 }
 
+/// The answer to one well-formed request: the index brought up to date first when the client
+/// recorded edits, then the prompt's context.
+fn answer(d: &mut Daemon, me: &str, r: &Request) -> Response {
+    if r.reindex {
+        if let Some(embedder) = d.engine.embedder().cloned() {
+            match crate::integrations::prompt::reindex(&d.index, &d.settings, embedder.as_ref()) {
+                Ok(()) => {}
+                // Another run holds the index (a first index, a capture's): the next prompt tries
+                // again rather than the edits waiting for the next edit.
+                Err(Error::Locked { .. }) => crate::integrations::prompt::defer_reindex(&d.index),
+                Err(e) => eprintln!("engine serve: reindex failed: {e}"),
+            }
+        }
+    }
+    d.refresh();
+    match crate::integrations::prompt::prompt_context(&d.engine, &r.query) {
+        Ok(block) => Response { binary: me.into(), context: block.map(|b| b.text), error: None },
+        Err(e) => Response { binary: me.into(), context: None, error: Some(e.to_string()) },
+    }
+}
+
 /// Answers one connection; a bad request gets an error answer, never a crash.
 fn handle(d: &mut Daemon, me: &str, stream: UnixStream) -> std::result::Result<(), String> {
     if let Some(why) = stranger(&stream) {
@@ -366,24 +400,10 @@ fn handle(d: &mut Daemon, me: &str, stream: UnixStream) -> std::result::Result<(
     let resp = match serde_json::from_str::<Request>(&line) {
         Err(e) => error(format!("bad request: {e}")),
         Ok(r) if r.binary != me => error("another build".into()),
-        Ok(r) => {
-            if r.reindex {
-                if let Some(embedder) = d.engine.embedder().cloned() {
-                    match crate::integrations::prompt::reindex(&d.index, &d.settings, embedder.as_ref()) {
-                        Ok(()) => {}
-                        // Another run holds the index (a first index, a capture's): the next
-                        // prompt tries again rather than the edits waiting for the next edit.
-                        Err(Error::Locked { .. }) => crate::integrations::prompt::defer_reindex(&d.index),
-                        Err(e) => eprintln!("engine serve: reindex failed: {e}"),
-                    }
-                }
-            }
-            d.refresh();
-            match crate::integrations::prompt::prompt_context(&d.engine, &r.query) {
-                Ok(block) => Response { binary: me.into(), context: block.map(|b| b.text), error: None },
-                Err(e) => error(e.to_string()),
-            }
-        }
+        // A panic while answering (a damaged file a dependency asserts on) costs this request,
+        // never the daemon.
+        Ok(r) => crate::error::catch_panic(|| answer(d, me, &r))
+            .unwrap_or_else(|why| error(format!("the search stopped ({why})"))),
     };
     let out = serde_json::to_string(&resp).map_err(|e| e.to_string())?;
     (&stream).write_all(format!("{out}\n").as_bytes()).map_err(|e| format!("write: {e}"))

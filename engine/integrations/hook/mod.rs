@@ -11,7 +11,7 @@ mod session;
 
 pub use install::{hook_command, install, uninstall};
 
-use crate::config::HookConfig;
+use crate::config::{HookConfig, Settings};
 use crate::error::Result;
 use crate::integrations::prompt::project_settings;
 use serde_json::Value;
@@ -125,8 +125,33 @@ pub fn finish(out: Outcome) -> ! {
     unsafe { libc::_exit(0) }
 }
 
+/// How the hook was started.
+#[derive(Debug, Default, Clone)]
+pub struct Invocation {
+    /// Print the context as plain text rather than the hook's JSON.
+    pub plain: bool,
+    /// `engine --config F hook`: settings from F instead of the project's `engine.toml`; the
+    /// prompt is then answered in this process (the daemon serves the project's own settings).
+    pub config: Option<PathBuf>,
+}
+
+impl Invocation {
+    /// The settings for a project's index: the given file, else the project's own.
+    fn settings(&self, index: &Path) -> (Settings, Vec<String>) {
+        let Some(file) = &self.config else { return project_settings(index) };
+        match Settings::load(file) {
+            Ok((mut settings, warnings)) => {
+                settings.hook.daemon = false;
+                (settings, warnings)
+            }
+            Err(e) => (Settings::default(), vec![format!("config: {e}; using the defaults")]),
+        }
+    }
+}
+
 /// Runs the hook on one payload. Never fails: problems become a line on stderr.
-pub fn run(input: &[u8], plain: bool) -> Outcome {
+pub fn run(input: &[u8], how: &Invocation) -> Outcome {
+    let plain = how.plain;
     let payload = match parse(input) {
         Ok(p) => p,
         Err(why) => return Outcome::quiet(format!("{why}; nothing added")),
@@ -142,7 +167,7 @@ pub fn run(input: &[u8], plain: bool) -> Outcome {
             let home = std::env::var_os("HOME").map(PathBuf::from);
             return match auto_index_root(&cwd, home.as_deref()) {
                 // The project's engine.toml applies even before it has an index ([capture] enabled).
-                Some(root) => capture::on_capture(&payload, &root, None, &project_settings(&root.join(".engine")).0),
+                Some(root) => capture::on_capture(&payload, &root, None, &how.settings(&root.join(".engine")).0),
                 None => Outcome::quiet(format!("no project of yours at or above {}; nothing captured", cwd.display())),
             };
         }
@@ -158,7 +183,7 @@ pub fn run(input: &[u8], plain: bool) -> Outcome {
             _ => Outcome::default(),
         };
     };
-    let (settings, config_warnings) = project_settings(&index);
+    let (settings, config_warnings) = how.settings(&index);
     let out = match payload.event.as_str() {
         "UserPromptSubmit" => prompt::on_prompt(&payload, &index, settings),
         "SessionStart" => session::on_session_start(&payload, &index, &settings),
@@ -344,7 +369,7 @@ mod properties {
         #[test]
         fn any_input_is_answered_quietly_without_an_index(input in payload(), cut in any::<prop::sample::Index>()) {
             for bytes in [&input[..], &input[..cut.index(input.len() + 1)]] {
-                let out = run(bytes, false);
+                let out = run(bytes, &Invocation::default());
                 prop_assert!(out.stdout.is_none(), "{out:?}");
                 prop_assert!(out.stderr.as_deref().is_none_or(|e| e.starts_with("engine hook: ")), "{out:?}");
             }

@@ -25,7 +25,9 @@ pub(super) fn on_prompt(payload: &Payload, index: &Path, settings: Settings) -> 
     if config.daemon {
         // The daemon's answer is rebuilt from its parts, never printed as is: whatever answers on
         // the socket, only a well-formed block of escaped text reaches the model.
-        match crate::integrations::daemon::ask(index, &query, edited, deadline) {
+        // The daemon gets its share of the deadline; the rest is left to answer in process.
+        let share = Duration::from_millis((config.deadline_ms as f32 * config.daemon_share) as u64);
+        match crate::integrations::daemon::ask(index, &query, edited, Instant::now() + share) {
             Ok(None) => return answer(None, notes),
             Ok(Some(context)) => match crate::context::sanitize_block(&context) {
                 Some(clean) => return answer(Some(clean), notes),
@@ -67,15 +69,21 @@ fn in_process(
     {
         let (index, settings, query) = (index.to_path_buf(), settings.clone(), query.to_string());
         std::thread::spawn(move || {
-            let result = Engine::open_one_shot(&index, settings).and_then(|e| {
-                let degraded = e.embedder().is_none();
-                prompt_context(&e, &query).map(|c| (c.map(|b| b.text), degraded))
+            let result = crate::error::catch_panic(|| {
+                Engine::open_one_shot(&index, settings).and_then(|e| {
+                    let degraded = e.embedder().is_none();
+                    prompt_context(&e, &query).map(|c| (c.map(|b| b.text), degraded))
+                })
             });
-            let _ = tx.send(result.map_err(|e| e.to_string()));
+            let _ = tx.send(
+                result.map_err(|why| format!("the search stopped ({why})")).and_then(|r| r.map_err(|e| e.to_string())),
+            );
         });
     }
-    let lexical =
-        Engine::open_lexical(index, settings).and_then(|e| prompt_context(&e, query)).map(|c| c.map(|b| b.text));
+    let lexical = crate::error::catch_panic(|| {
+        Engine::open_lexical(index, settings).and_then(|e| prompt_context(&e, query)).map(|c| c.map(|b| b.text))
+    })
+    .unwrap_or_else(|why| Err(crate::Error::Inference(format!("the search stopped ({why})"))));
     let wait = deadline.saturating_duration_since(Instant::now());
     match rx.recv_timeout(wait) {
         Ok(Ok((context, false))) => Ok((context, None)),
