@@ -317,8 +317,18 @@ impl Raw {
         Raw::start_with(cwd, args, None)
     }
 
-    /// With `ENGINE_MODELS_DIR` set to `models`.
+    /// With `ENGINE_MODELS_DIR` set to `models`; initialized, as a client does first.
     fn start_with(cwd: &Path, args: &[&str], models: Option<&Path>) -> Raw {
+        let mut raw = Raw::uninitialized(cwd, args, models);
+        raw.send(json!({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}));
+        let got = raw.until_id(&json!("init"));
+        assert_eq!(got.len(), 1, "{got:?}");
+        raw.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        raw
+    }
+
+    /// A server nothing was sent to yet.
+    fn uninitialized(cwd: &Path, args: &[&str], models: Option<&Path>) -> Raw {
         let mut cmd = Command::new(bin());
         match models {
             Some(m) => cmd.env("ENGINE_MODELS_DIR", m),
@@ -373,10 +383,14 @@ impl Raw {
 
     /// Messages until the one answering `id`, which is returned last.
     fn until(&self, id: i64) -> Vec<Value> {
+        self.until_id(&json!(id))
+    }
+
+    fn until_id(&self, id: &Value) -> Vec<Value> {
         let mut got = Vec::new();
         loop {
             let v = self.recv();
-            let done = v["id"] == id;
+            let done = v["id"] == *id;
             got.push(v);
             if done {
                 return got;
@@ -500,6 +514,8 @@ fn a_call_cancelled_while_queued_gets_no_answer_and_the_next_one_does() {
 #[test]
 fn an_index_that_appears_or_changes_while_the_server_runs_is_picked_up() {
     let project = crate::common::sample_copy();
+    // A project: a git work tree, so memory may be written before it has an index.
+    std::fs::create_dir(project.path().join(".git")).unwrap();
     let mut s = Raw::start(project.path(), &[]);
     let none = s.call(1, "search", json!({"query": "sessions"}));
     assert_eq!(none["isError"], json!(true));
@@ -572,4 +588,47 @@ fn install_and_uninstall_merge_into_claude_code_configuration_and_restore_it() {
     mcp(&["uninstall", "--user"], project.path());
     assert_eq!(std::fs::read_to_string(&user).unwrap(), original);
     assert!(mcp(&["uninstall", "--user"], project.path()).contains("no engine MCP server"));
+}
+
+#[test]
+fn tools_wait_for_initialize_and_memory_tools_stay_in_a_project_of_ones_own() {
+    // Before initialize: refused, whatever the call.
+    let home = tempfile::tempdir().unwrap();
+    let mut s = Raw::uninitialized(home.path(), &[], None);
+    s.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "remember", "arguments": {"title": "t", "content": "c"}}}));
+    s.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
+    let got = s.until(2);
+    for m in &got {
+        assert_eq!(m["error"]["code"], -32600, "{m}");
+        assert!(m["error"]["message"].as_str().unwrap().contains("initialize first"), "{m}");
+    }
+    s.finish();
+    // Started where no project is (a home directory, /): remember, recent and forget refuse and
+    // write nothing.
+    for dir in [home.path(), Path::new("/")] {
+        let mut s = Raw::start(dir, &[]);
+        let r = s.call(3, "remember", json!({"title": "Deploy", "content": "We deploy on Fridays."}));
+        assert_eq!(r["isError"], true, "{r}");
+        assert!(text_of(&r).contains("no project of yours"), "{r}");
+        let r = s.call(4, "recent", json!({}));
+        assert_eq!(r["isError"], true, "{r}");
+        s.finish();
+        assert!(!dir.join(".claude/memory").exists() || dir == Path::new("/"), "{}", dir.display());
+    }
+    assert!(!home.path().join(".claude").exists());
+    // In a project: forget wants the whole id, tags a list.
+    let project = tempfile::tempdir().unwrap();
+    std::fs::create_dir(project.path().join(".git")).unwrap();
+    let mut s = Raw::start(project.path(), &[]);
+    let r = s.call(5, "remember", json!({"title": "Deploy day", "content": "We deploy on Fridays.", "tags": "ops"}));
+    assert_eq!(r["isError"], true, "{r}");
+    assert!(text_of(&r).contains("tags must be a list of strings"), "{r}");
+    let r = s.call(6, "remember", json!({"title": "Deploy day", "content": "We deploy on Fridays.", "tags": ["ops"]}));
+    assert_eq!(r["isError"], false, "{r}");
+    let id = r["structuredContent"]["id"].as_str().unwrap().to_string();
+    let r = s.call(7, "forget", json!({"id": &id[..1]}));
+    assert_eq!(r["isError"], true, "a one-character prefix forgets nothing: {r}");
+    let r = s.call(8, "forget", json!({"id": id}));
+    assert_eq!(r["isError"], false, "{r}");
+    s.finish();
 }

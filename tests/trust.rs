@@ -186,3 +186,256 @@ fn copy_index(from: &Path, to: &Path) {
         }
     }
 }
+
+/// One JSON-lines file of `n` records sharing the ids `id-0`…`id-{n-1}` (its content says which
+/// writer wrote it).
+fn records_file(dir: &Path, writer: usize, n: usize) -> PathBuf {
+    let lines: Vec<String> = (0..n)
+        .map(|i| {
+            serde_json::json!({"id": format!("id-{i}"), "title": format!("Record {i}"), "category": "note",
+                "content": format!("written by writer {writer}: record {i} of the shared set")})
+            .to_string()
+        })
+        .collect();
+    let path = dir.join(format!("w{writer}.jsonl"));
+    std::fs::write(&path, lines.join("\n")).unwrap();
+    path
+}
+
+#[test]
+fn twenty_concurrent_writers_leave_one_file_per_id_and_no_temporary_file() {
+    let project = tempfile::tempdir().unwrap();
+    let inputs = tempfile::tempdir().unwrap();
+    let root = project.path().to_str().unwrap().to_string();
+    let writers: Vec<std::process::Child> = (0..20)
+        .map(|w| {
+            let file = records_file(inputs.path(), w, 30);
+            Command::new(bin())
+                .args(["memory", "import", file.to_str().unwrap(), "--root", &root, "--no-reindex"])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for w in writers {
+        let out = w.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let memory = project.path().join(".claude/memory");
+    let names: Vec<String> =
+        std::fs::read_dir(&memory).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert!(names.iter().all(|n| !n.ends_with(".tmp")), "{names:?}");
+    let mut ids: Vec<String> = names
+        .iter()
+        .map(|n| json(&std::fs::read_to_string(memory.join(n)).unwrap())["id"].as_str().unwrap().to_string())
+        .collect();
+    ids.sort();
+    let before = ids.len();
+    ids.dedup();
+    assert_eq!((before, ids.len()), (30, 30), "one file per id: {names:?}");
+    // A writer killed mid-write leaves a temporary file; the next writer removes it.
+    std::fs::write(memory.join("note-x-id-0.json.4242.tmp"), "{").unwrap();
+    let file = records_file(inputs.path(), 99, 1);
+    let (code, _, err) = engine(&["memory", "import", file.to_str().unwrap(), "--root", &root, "--no-reindex"], None);
+    assert_eq!(code, 0, "{err}");
+    assert!(!memory.join("note-x-id-0.json.4242.tmp").exists());
+}
+
+#[test]
+fn imports_refuse_duplicate_ids_huge_fields_and_read_a_byte_order_mark() {
+    let project = tempfile::tempdir().unwrap();
+    let root = project.path().to_str().unwrap();
+    let import = |text: &str| {
+        let file = project.path().join("in.jsonl");
+        std::fs::write(&file, text).unwrap();
+        engine(&["memory", "import", file.to_str().unwrap(), "--root", root, "--no-reindex"], None)
+    };
+    let rec = |id: &str, content: &str| {
+        serde_json::json!({"id": id, "title": "t", "category": "note", "content": content}).to_string()
+    };
+    let (code, _, err) = import(&format!("{}\n{}\n", rec("a1", "one"), rec("a1", "two")));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("line 2: id a1 is also on line 1"), "{err}");
+    let (code, _, err) = import(&rec(&"x".repeat(5000), "one"));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("the id has 5000 characters"), "{err}");
+    let (code, _, err) = import(&rec("big", &"word ".repeat(2_000_000)));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("the content has"), "{err}");
+    let tags: Vec<String> = (0..100_000).map(|i| format!("t{i}")).collect();
+    let many = serde_json::json!({"id": "tags", "title": "t", "content": "c", "tags": tags}).to_string();
+    let (code, _, err) = import(&many);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("100000 tags"), "{err}");
+    let (code, out, err) = import(&format!("\u{feff}{}\n", rec("bom", "after a byte order mark")));
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("1 written"), "{out}");
+    assert!(!project.path().join(".claude/memory").read_dir().unwrap().any(|e| e
+        .unwrap()
+        .file_name()
+        .to_string_lossy()
+        .contains("big")));
+}
+
+#[test]
+fn outputs_are_written_last_and_never_into_an_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("export.jsonl");
+    std::fs::write(&out, "keep me").unwrap();
+    // A missing index: the file is left as it was.
+    let missing = dir.path().join("nothing");
+    let (code, _, err) =
+        engine(&["export", "--index", missing.to_str().unwrap(), "--out", out.to_str().unwrap()], None);
+    assert_ne!(code, 0, "{err}");
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "keep me");
+    let (code, _, err) = engine(&["memory", "export", "--root", "/nonexistent", "--out", out.to_str().unwrap()], None);
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "keep me");
+    // Into the index itself: refused before anything is written.
+    let project = tempfile::tempdir().unwrap();
+    copy_dir(&root().join("sample"), project.path());
+    let (code, _, err) = engine(&["index", project.path().to_str().unwrap()], None);
+    assert_eq!(code, 0, "{err}");
+    let index = project.path().join(".engine");
+    let current = std::fs::read_to_string(index.join("CURRENT")).unwrap();
+    let target = index.join("CURRENT");
+    let (code, _, err) =
+        engine(&["export", "--index", index.to_str().unwrap(), "--out", target.to_str().unwrap()], None);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("inside an index directory"), "{err}");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), current);
+    let (code, _, err) = engine(&["export", "--index", index.to_str().unwrap(), "--out", out.to_str().unwrap()], None);
+    assert_eq!(code, 0, "{err}");
+    assert!(std::fs::read_to_string(&out).unwrap().lines().count() > 10);
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(left, ["export.jsonl"], "no temporary file left beside the output");
+}
+
+#[test]
+fn a_transcript_that_is_not_a_regular_file_is_refused_at_once() {
+    let project = tempfile::tempdir().unwrap();
+    std::fs::create_dir(project.path().join(".git")).unwrap();
+    let fifo = project.path().join("fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let dirpath = project.path().to_path_buf();
+    for transcript in [PathBuf::from("/dev/zero"), PathBuf::from("/dev/urandom"), fifo, dirpath] {
+        for event in ["PreCompact", "SessionEnd"] {
+            let payload = serde_json::json!({"hook_event_name": event, "transcript_path": transcript, "cwd": project.path(), "session_id": "s"});
+            let t = Instant::now();
+            let (code, out, err) = hook(payload.to_string().as_bytes(), &[], &[]);
+            assert_eq!((code, out.as_str()), (0, ""), "{}: {err}", transcript.display());
+            assert!(err.contains("not a regular file"), "{}: {err}", transcript.display());
+            assert!(t.elapsed() < Duration::from_secs(30), "{} took {:?}", transcript.display(), t.elapsed());
+        }
+    }
+}
+
+#[test]
+fn the_config_flag_is_what_the_hook_reads_and_output_errors_are_one_line() {
+    let project = tempfile::tempdir().unwrap();
+    copy_dir(&root().join("sample"), project.path());
+    let (code, _, err) = engine(&["index", project.path().to_str().unwrap()], None);
+    assert_eq!(code, 0, "{err}");
+    // The project's own settings would answer; the given file says prompts of fewer than 50
+    // words get nothing.
+    std::fs::write(project.path().join("engine.toml"), "[hook]\ndaemon = false\n").unwrap();
+    let strict = project.path().join("strict.toml");
+    std::fs::write(&strict, "[hook]\nmin_words = 50\n").unwrap();
+    let prompt = serde_json::json!({"hook_event_name": "UserPromptSubmit", "prompt": "why did we move sessions to redis?", "cwd": project.path()});
+    let (code, out, _) = hook(prompt.to_string().as_bytes(), &[], &[]);
+    assert!(code == 0 && !out.is_empty(), "the project's settings answer");
+    let out = Command::new(bin())
+        .args(["--config", strict.to_str().unwrap(), "hook"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            use std::io::Write;
+            c.stdin.take().unwrap().write_all(prompt.to_string().as_bytes())?;
+            c.wait_with_output()
+        })
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stdout.is_empty(), "--config was read: {}", String::from_utf8_lossy(&out.stdout));
+    // A full disk under stdout: one line, exit 1, no panic.
+    let full = std::fs::File::create("/dev/full").unwrap();
+    let out = Command::new(bin())
+        .args(["memory", "list", "--root", project.path().to_str().unwrap()])
+        .stdout(full)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.starts_with("engine: cannot write the output") && err.lines().count() == 1, "{err}");
+}
+
+/// Daemons serving `index` (live processes `engine serve --index INDEX`).
+fn daemons_of(index: &Path) -> Vec<i32> {
+    let want = ["serve".to_string(), "--index".to_string(), index.display().to_string()];
+    let mut pids = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else { continue };
+        let Ok(cmdline) = std::fs::read(e.path().join("cmdline")) else { continue };
+        let args: Vec<String> = cmdline.split(|b| *b == 0).map(|a| String::from_utf8_lossy(a).into_owned()).collect();
+        let zombie = std::fs::read_to_string(e.path().join("stat"))
+            .is_ok_and(|s| s.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z')));
+        if args.len() >= 4 && args[1..4] == want && !zombie {
+            pids.push(pid);
+        }
+    }
+    pids
+}
+
+#[test]
+fn a_stopped_daemon_is_replaced_and_exits_when_it_wakes() {
+    let project = tempfile::tempdir().unwrap();
+    copy_dir(&root().join("sample"), project.path());
+    std::fs::write(project.path().join("engine.toml"), "[hook]\ndeadline_ms = 4000\nidle_timeout_s = 120\n").unwrap();
+    let (code, _, err) = engine(&["index", project.path().to_str().unwrap()], None);
+    assert_eq!(code, 0, "{err}");
+    let index = project.path().join(".engine");
+    let ask = || {
+        let prompt = serde_json::json!({"hook_event_name": "UserPromptSubmit", "prompt": "why did we move sessions to redis?", "cwd": project.path()});
+        hook(prompt.to_string().as_bytes(), &[], &[])
+    };
+    let wait_for_daemon = |not: Option<i32>| -> i32 {
+        let t = Instant::now();
+        loop {
+            let live: Vec<i32> = daemons_of(&index).into_iter().filter(|p| Some(*p) != not).collect();
+            if let (Some(pid), true) = (live.first(), index.join("engine.sock").exists()) {
+                // Answering: a prompt comes back from it with nothing to say on stderr.
+                let (code, out, err) = ask();
+                if code == 0 && !out.is_empty() && err.is_empty() {
+                    return *pid;
+                }
+            }
+            assert!(t.elapsed() < PATIENCE, "no daemon answered");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    };
+    let (code, _, err) = ask();
+    assert_eq!(code, 0, "{err}");
+    let first = wait_for_daemon(None);
+    // SAFETY: signals to a daemon of this test's index.
+    unsafe { libc::kill(first, libc::SIGSTOP) };
+    let t = Instant::now();
+    let (code, out, err) = ask();
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("did not answer in time") && err.contains("replaced it"), "{err}");
+    assert!(!out.is_empty(), "answered in process with the time left");
+    assert!(t.elapsed() < Duration::from_secs(8), "{:?}", t.elapsed());
+    let second = wait_for_daemon(Some(first));
+    assert_ne!(first, second);
+    unsafe { libc::kill(first, libc::SIGCONT) };
+    let t = Instant::now();
+    while daemons_of(&index).contains(&first) {
+        assert!(t.elapsed() < Duration::from_secs(30), "the replaced daemon did not exit when it woke");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    for pid in daemons_of(&index) {
+        unsafe { libc::kill(pid, libc::SIGTERM) };
+    }
+}

@@ -157,9 +157,49 @@ pub(crate) fn record_pending(index: &Path, line: &str) -> std::io::Result<()> {
     writeln!(file, "{line}")
 }
 
+/// The project a session or an MCP server in `cwd` works in, when it is one of the user's own:
+/// the nearest directory at or above `cwd` that is a git work tree or holds an `engine.toml`,
+/// owned by this user, and neither `/` nor `home`. Only there does the engine index a project by
+/// itself or write memory records.
+pub(crate) fn own_project(cwd: &Path, home: Option<&Path>) -> Option<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let cwd = std::path::absolute(cwd).ok()?;
+    let root = cwd.ancestors().find(|d| d.join(".git").exists() || d.join("engine.toml").is_file())?;
+    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    };
+    if root.parent().is_none() || home.is_some_and(|h| same(root, h)) {
+        return None;
+    }
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    (std::fs::metadata(root).ok()?.uid() == me).then(|| root.to_path_buf())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_first_session_indexes_only_a_project_of_ones_own_never_home_or_root() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("project");
+        let deep = project.join("src").join("deep");
+        std::fs::create_dir_all(&deep).unwrap();
+        // No git work tree and no engine.toml: not a project.
+        assert_eq!(own_project(&deep, None), None);
+        std::fs::create_dir(project.join(".git")).unwrap();
+        assert_eq!(own_project(&deep, None).as_deref(), Some(project.as_path()));
+        // A git work tree that is the home directory itself is never indexed on its own.
+        assert_eq!(own_project(&deep, Some(&project)), None);
+        assert_eq!(own_project(&deep, Some(dir.path())).as_deref(), Some(project.as_path()));
+        // engine.toml marks a project too, and the nearest marker wins.
+        std::fs::write(project.join("src").join("engine.toml"), "").unwrap();
+        assert_eq!(own_project(&deep, None).as_deref(), Some(project.join("src").as_path()));
+        assert_eq!(own_project(Path::new("/"), None), None);
+    }
+
     use proptest::prelude::*;
 
     #[test]

@@ -13,7 +13,7 @@ pub use install::{hook_command, install, uninstall};
 
 use crate::config::{HookConfig, Settings};
 use crate::error::Result;
-use crate::integrations::prompt::project_settings;
+use crate::integrations::prompt::{own_project, project_settings};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -165,7 +165,7 @@ pub fn run(input: &[u8], how: &Invocation) -> Outcome {
         if matches!(payload.event.as_str(), "PreCompact" | "SessionEnd") {
             // No index yet: the records are still worth keeping, in a project of one's own.
             let home = std::env::var_os("HOME").map(PathBuf::from);
-            return match auto_index_root(&cwd, home.as_deref()) {
+            return match own_project(&cwd, home.as_deref()) {
                 // The project's engine.toml applies even before it has an index ([capture] enabled).
                 Some(root) => capture::on_capture(&payload, &root, None, &how.settings(&root.join(".engine")).0),
                 None => Outcome::quiet(format!("no project of yours at or above {}; nothing captured", cwd.display())),
@@ -249,10 +249,10 @@ fn reindex_unless_locked(index: &Path, config: &HookConfig) -> Result<bool> {
 
 /// A session starts in a project that has no index yet: index it in the background (detached,
 /// under the writer lock, so never twice at once) and say so; prompts get answers as soon as its
-/// text generation is live. `None` where that is not safe or not wanted ([`auto_index_root`],
+/// text generation is live. `None` where that is not safe or not wanted ([`own_project`],
 /// `[hook] auto_index`).
 fn first_run(cwd: &Path) -> Option<Outcome> {
-    let root = auto_index_root(cwd, std::env::var_os("HOME").map(PathBuf::from).as_deref())?;
+    let root = own_project(cwd, std::env::var_os("HOME").map(PathBuf::from).as_deref())?;
     let index = root.join(".engine");
     let (settings, _) = project_settings(&index);
     if !settings.hook.auto_index || index.join(crate::index::store::CURRENT).exists() {
@@ -269,46 +269,9 @@ fn first_run(cwd: &Path) -> Option<Outcome> {
     )))
 }
 
-/// The project root a first session may index: the nearest directory at or above `cwd` that is a
-/// git work tree or holds an `engine.toml`, owned by this user, and neither `/` nor `home`.
-fn auto_index_root(cwd: &Path, home: Option<&Path>) -> Option<PathBuf> {
-    use std::os::unix::fs::MetadataExt;
-    let cwd = std::path::absolute(cwd).ok()?;
-    let root = cwd.ancestors().find(|d| d.join(".git").exists() || d.join("engine.toml").is_file())?;
-    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => a == b,
-    };
-    if root.parent().is_none() || home.is_some_and(|h| same(root, h)) {
-        return None;
-    }
-    // SAFETY: geteuid has no preconditions.
-    let me = unsafe { libc::geteuid() };
-    (std::fs::metadata(root).ok()?.uid() == me).then(|| root.to_path_buf())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_first_session_indexes_only_a_project_of_ones_own_never_home_or_root() {
-        let dir = tempfile::tempdir().unwrap();
-        let project = dir.path().join("project");
-        let deep = project.join("src").join("deep");
-        std::fs::create_dir_all(&deep).unwrap();
-        // No git work tree and no engine.toml: not a project.
-        assert_eq!(auto_index_root(&deep, None), None);
-        std::fs::create_dir(project.join(".git")).unwrap();
-        assert_eq!(auto_index_root(&deep, None).as_deref(), Some(project.as_path()));
-        // A git work tree that is the home directory itself is never indexed on its own.
-        assert_eq!(auto_index_root(&deep, Some(&project)), None);
-        assert_eq!(auto_index_root(&deep, Some(dir.path())).as_deref(), Some(project.as_path()));
-        // engine.toml marks a project too, and the nearest marker wins.
-        std::fs::write(project.join("src").join("engine.toml"), "").unwrap();
-        assert_eq!(auto_index_root(&deep, None).as_deref(), Some(project.join("src").as_path()));
-        assert_eq!(auto_index_root(Path::new("/"), None), None);
-    }
 
     #[test]
     fn payload_errors_say_what_is_wrong() {

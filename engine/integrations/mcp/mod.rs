@@ -105,6 +105,8 @@ struct Calls {
 struct Shared {
     out: Out,
     calls: Mutex<Calls>,
+    /// The client has sent `initialize`: tools are listed and called only after it.
+    initialized: std::sync::atomic::AtomicBool,
 }
 
 impl Shared {
@@ -122,7 +124,7 @@ pub fn serve(index: Option<&Path>) -> Result<()> {
     // A client that closes the pipe early is a write error to handle, not a signal that kills.
     // SAFETY: changes the disposition of one signal; no handler runs.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
-    let shared = Arc::new(Shared { out: Out::take_stdout(), calls: Mutex::default() });
+    let shared = Arc::new(Shared { out: Out::take_stdout(), calls: Mutex::default(), initialized: false.into() });
     let (jobs, queue) = mpsc::channel::<Job>();
     let worker = {
         let shared = shared.clone();
@@ -314,8 +316,13 @@ fn notification(shared: &Shared, method: &str, params: &Value) {
 
 fn request(shared: &Shared, jobs: &mpsc::Sender<Job>, id: Value, method: &str, params: Value) {
     let out = &shared.out;
+    let initialized = shared.initialized.load(std::sync::atomic::Ordering::Acquire);
     match method {
+        "tools/list" | "tools/call" if !initialized => {
+            out.error(&id, INVALID_REQUEST, format!("{method} before initialize: send initialize first"))
+        }
         "initialize" => {
+            shared.initialized.store(true, std::sync::atomic::Ordering::Release);
             let asked = params.get("protocolVersion").and_then(Value::as_str).unwrap_or_default();
             let version = PROTOCOL_VERSIONS.iter().find(|v| **v == asked).unwrap_or(&PROTOCOL_VERSIONS[0]);
             out.result(

@@ -199,7 +199,14 @@ impl State {
     /// The state for a server started in `cwd`, with `--index` if given. Nothing is opened yet.
     pub(crate) fn start(cwd: &Path, index: Option<PathBuf>) -> State {
         let found = match &index {
-            Some(i) => Some(i.clone()),
+            // Named on the command line, and still held to the rule every other way in follows.
+            Some(i) => match crate::index::store::distrust(i) {
+                Some(why) => {
+                    eprintln!("engine mcp: ignored the index {why}");
+                    None
+                }
+                None => Some(i.clone()),
+            },
             None => {
                 let found = crate::index::store::find_index(cwd);
                 for why in &found.distrusted {
@@ -210,7 +217,10 @@ impl State {
         };
         let root = match &found {
             Some(i) => indexed_root(i).unwrap_or_else(|| i.parent().unwrap_or(i).to_path_buf()),
-            None => cwd.to_path_buf(),
+            None => {
+                let home = std::env::var_os("HOME").map(PathBuf::from);
+                crate::integrations::prompt::own_project(cwd, home.as_deref()).unwrap_or_else(|| cwd.to_path_buf())
+            }
         };
         eprintln!(
             "engine mcp: project {}; index {}",
@@ -477,8 +487,29 @@ impl State {
         Ok(found.within(neighbours, budget, &count))
     }
 
+    /// The project's memory store, when the project is the user's own: indexed by an index the
+    /// user owns, or a git work tree or `engine.toml` directory of theirs that is neither the home
+    /// directory nor `/` (the rule the hook follows). Elsewhere the memory tools do nothing.
+    fn store(&self) -> std::result::Result<MemoryStore, String> {
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        let own =
+            self.index.is_some() || crate::integrations::prompt::own_project(&self.root, home.as_deref()).is_some();
+        let memory = self.root.join(memory::DIR);
+        let distrusted = crate::index::store::distrust(&self.root)
+            .or_else(|| memory.exists().then(|| crate::index::store::distrust(&memory)).flatten());
+        match (own, distrusted) {
+            (true, None) => Ok(MemoryStore::at_root(&self.root)),
+            (_, Some(why)) => Err(format!("no memory here: {why}")),
+            (false, None) => Err(format!(
+                "no project of yours at {}: memory records live in a project (a git work tree or a directory with engine.toml, not your home directory or /); start the server there",
+                self.root.display()
+            )),
+        }
+    }
+
     fn remember(&mut self, args: &Map<String, Value>) -> ToolResult {
         let a = Args::new(args, "remember", &["title", "content", "category", "tags"])?;
+        let store = self.store()?;
         let title = a.string("title")?.map(str::trim).unwrap_or_default().to_string();
         let content = a.string("content")?.map(str::trim).unwrap_or_default().to_string();
         if title.is_empty() || content.is_empty() {
@@ -512,7 +543,6 @@ impl State {
         record.tags = tags.into_iter().map(|t| t.trim().to_string()).filter(|t| !t.is_empty()).collect();
         record.seal();
         memory::validate(&record).map_err(|e| e.to_string())?;
-        let store = MemoryStore::at_root(&self.root);
         let (status, path) = match store.add(record.clone()).map_err(|e| e.to_string())? {
             Added::Written(p) => ("written", p),
             Added::Updated(p) => ("updated", p),
@@ -537,8 +567,13 @@ impl State {
             .map(str::trim)
             .filter(|s| !s.is_empty())
             .ok_or("forget needs the id of a memory record (recent lists them)")?;
-        let store = MemoryStore::at_root(&self.root);
-        let stored = store.find(id).map_err(|e| format!("{e}; recent lists the records with their ids"))?;
+        let store = self.store()?;
+        // The whole id: a prefix could name a record the caller never saw.
+        let all = store.load().map_err(|e| e.to_string())?;
+        let stored = all
+            .into_iter()
+            .find(|s| s.record.id == id)
+            .ok_or_else(|| format!("no memory record with the id {id:?}: give the whole id, as recent lists it"))?;
         store.delete(&stored).map_err(|e| e.to_string())?;
         let (indexed, note) = self.reindex("removed from the index too");
         let r = &stored.record;
@@ -553,7 +588,7 @@ impl State {
         let a = Args::new(args, "recent", &["category", "limit"])?;
         let category = a.string("category")?.map(|c| c.trim().to_lowercase()).filter(|c| !c.is_empty());
         let limit = a.integer("limit", 1, MAX_K)?.unwrap_or(10);
-        let store = MemoryStore::at_root(&self.root);
+        let store = self.store()?;
         let mut all = store.load().map_err(|e| e.to_string())?;
         let superseded = memory::superseded(&all);
         let time = |s: &memory::Stored| memory::parse_time(&s.record.created);
@@ -958,8 +993,6 @@ impl<'a> Args<'a> {
                         .ok_or_else(|| format!("{}: {name} must be a list of strings", self.tool))
                 })
                 .collect(),
-            // One tag given as a bare string is what was meant.
-            Some(Value::String(s)) => Ok(vec![s.clone()]),
             Some(_) => Err(format!("{}: {name} must be a list of strings", self.tool)),
         }
     }
