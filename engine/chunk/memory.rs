@@ -5,7 +5,7 @@
 use super::{pack, paragraphs, Chunk, Counter};
 use crate::config::ChunkConfig;
 use crate::ingest::Document;
-use crate::memory::record::parse;
+use crate::memory::record::{parse, QUOTED_TAG};
 
 /// Chunks a file of memory records; a file that does not parse as records gives no chunks.
 pub fn chunk(doc: &Document, config: &ChunkConfig, count: Counter) -> Vec<Chunk> {
@@ -34,7 +34,7 @@ pub fn chunk(doc: &Document, config: &ChunkConfig, count: Counter) -> Vec<Chunk>
             out.push(Chunk {
                 title: title.clone(),
                 text: w.text,
-                tags: r.tags.clone(),
+                tags: r.tags.iter().cloned().chain(r.quoted.iter().map(|q| format!("{QUOTED_TAG}{q}"))).collect(),
                 category: r.category.clone(),
                 start_line: start,
                 end_line: end,

@@ -66,8 +66,8 @@ pub(crate) fn escape(s: &str) -> String {
 /// The elements a context block is made of, with the attributes each may carry.
 const BLOCK_ELEMENTS: &[(&str, &[&str])] = &[
     ("memory-context", &["kind"]),
-    ("result", &["confidence", "path", "lines", "title", "tags", "category"]),
-    ("memory-compact", &["confidence", "path", "lines", "title", "tags", "category"]),
+    ("result", &["confidence", "path", "lines", "title", "tags", "category", "quoted"]),
+    ("memory-compact", &["confidence", "path", "lines", "title", "tags", "category", "quoted"]),
     ("neighbour", &["lines", "title"]),
     ("memory-note", &[]),
 ];

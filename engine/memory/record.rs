@@ -15,7 +15,14 @@ pub(crate) struct Record {
     pub tags: Vec<String>,
     #[serde(default, alias = "text", alias = "body")]
     pub content: Option<String>,
+    /// Where the content was quoted from, when someone else wrote it (a tracker's issue).
+    #[serde(default)]
+    pub quoted: Option<String>,
 }
+
+/// The tag the chunker gives a quoted record's chunks (`quoted from issue 42 via gh, by mallory`):
+/// how the context block knows to mark them, in a field every index already stores.
+pub(crate) const QUOTED_TAG: &str = "quoted from ";
 
 /// Parses a file's records; `None` when the file is not memory records at all.
 pub fn parse(text: &str) -> Option<Vec<Record>> {

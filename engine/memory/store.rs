@@ -76,6 +76,11 @@ pub struct MemoryRecord {
     /// Ids of older records this one replaces.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub supersedes: Vec<String>,
+    /// Where the content was quoted from when the session's user did not write it (an issue
+    /// tracker's view of a task: `issue 42 via gh, by mallory`): the context block shows it as
+    /// quoted material from there, data rather than instructions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quoted: Option<String>,
 }
 
 impl MemoryRecord {
@@ -96,6 +101,7 @@ impl MemoryRecord {
             updated: now,
             hash: String::new(),
             supersedes: Vec::new(),
+            quoted: None,
         };
         r.seal();
         r.id = if id_seed.is_empty() { r.hash[..12].to_string() } else { short_hash(id_seed) };
@@ -114,6 +120,7 @@ impl MemoryRecord {
         clean(&mut self.content);
         self.tags.iter_mut().for_each(clean);
         self.files.iter_mut().for_each(clean);
+        self.quoted.iter_mut().for_each(clean);
         self.hash = content_hash(&self.category, &self.title, &self.content);
     }
 

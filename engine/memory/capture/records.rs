@@ -198,7 +198,11 @@ impl Session<'_> {
                 .map_or(first_line, |rest| rest.trim_start_matches([' ', '·', ':', '-']));
             let title = format!("Task {}: {}", task.id, clip(first_line, self.config().title_chars));
             let seed = format!("task:{}:{}", n.sid, task.id);
-            out.push(draft(MemoryRecord::new(category::TASK, &title, task.text.trim(), &seed), &task.ts, Vec::new()));
+            let mut record = MemoryRecord::new(category::TASK, &title, task.text.trim(), &seed);
+            // What a tracker shows is someone's text, not the session's: it is kept as a quote.
+            let by = task.author.as_ref().map(|a| format!(", by {a}")).unwrap_or_default();
+            record.quoted = Some(format!("{} via {}{by}", task.id, task.tool));
+            out.push(draft(record, &task.ts, Vec::new()));
         }
         out
     }

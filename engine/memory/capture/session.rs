@@ -32,6 +32,10 @@ pub(super) struct Task {
     pub ts: String,
     /// What the tracker showed, redacted and cut.
     pub text: String,
+    /// The tracker's command (`gh`, `glab`, `bd`, `jira`).
+    pub tool: String,
+    /// Who wrote the task, when the tracker says.
+    pub author: Option<String>,
 }
 
 /// A session as far as it was read.
@@ -208,11 +212,13 @@ impl<'c> Session<'c> {
         let Some(id) = command.as_deref().and_then(tracked_task) else { return };
         // Redacted whole, then cut: a secret the cut split would no longer match.
         let text: String = crate::secrets::redacted(out).chars().take(self.config.task_chars).collect();
+        let tool = command.as_deref().and_then(|c| c.split_whitespace().next()).unwrap_or("tracker").to_string();
+        let task = Task { id, ts: ts.to_string(), author: task_author(&text), text, tool };
         let room = self.tasks.len() < self.config.max_tasks;
-        match self.tasks.iter_mut().find(|t| t.id == id) {
-            Some(t) if t.text.len() >= text.len() => {}
-            Some(t) => *t = Task { id, ts: ts.to_string(), text },
-            None if room => self.tasks.push(Task { id, ts: ts.to_string(), text }),
+        match self.tasks.iter_mut().find(|t| t.id == task.id) {
+            Some(t) if t.text.len() >= task.text.len() => {}
+            Some(t) => *t = task,
+            None if room => self.tasks.push(task),
             None => {}
         }
     }
@@ -253,4 +259,13 @@ impl<'c> Session<'c> {
         }));
         self.summaries.push((ts, s));
     }
+}
+
+/// Who wrote a task, as a tracker's view of it says (`author:\tmallory`, `Reporter: Ann`).
+fn task_author(text: &str) -> Option<String> {
+    static AUTHOR: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"(?im)^\s*(?:author|reporter|created by|opened by|creator)\s*[:\t]\s*(\S[^\n]{0,60})$")
+            .expect("valid")
+    });
+    AUTHOR.captures(text).map(|c| c[1].trim().to_string()).filter(|a| !a.is_empty())
 }
