@@ -14,19 +14,9 @@ use std::sync::mpsc;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-/// The client the test installs: pinned, so a new SDK release cannot change what is tested.
+/// The client `scripts/test-clients.sh` installs: pinned, so a new SDK release cannot change what
+/// is tested.
 const MCP_CLIENT: &str = "mcp==2.3.0";
-
-fn run(cmd: &mut Command) -> Result<(), String> {
-    let shown = format!("{cmd:?}");
-    match cmd.output() {
-        Ok(o) if o.status.success() => Ok(()),
-        Ok(o) => {
-            Err(format!("{shown} failed: {}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr)))
-        }
-        Err(e) => Err(format!("{shown} could not run: {e}")),
-    }
-}
 
 fn imports_mcp(python: &Path) -> bool {
     Command::new(python)
@@ -37,53 +27,16 @@ fn imports_mcp(python: &Path) -> bool {
         .is_ok_and(|s| s.success())
 }
 
-/// A Python with the MCP SDK: `ENGINE_MCP_PYTHON`, else a virtual environment under
-/// `~/.cache/engine/` (XDG_CACHE_HOME honoured), made on first use with python3's venv and pip.
+/// A Python with the MCP SDK: `ENGINE_MCP_PYTHON`, which `scripts/test.sh` sets from
+/// `scripts/test-clients.sh` (the pinned client, installed once into a cache).
 fn python_with_mcp() -> &'static Path {
     static PYTHON: OnceLock<PathBuf> = OnceLock::new();
     PYTHON.get_or_init(|| {
-        if let Some(p) = std::env::var_os("ENGINE_MCP_PYTHON") {
-            let p = PathBuf::from(p);
-            assert!(imports_mcp(&p), "ENGINE_MCP_PYTHON={} cannot import mcp", p.display());
-            return p;
-        }
-        let cache = std::env::var_os("XDG_CACHE_HOME")
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-            .unwrap_or_else(std::env::temp_dir);
-        let venv = cache.join("engine").join(MCP_CLIENT.replace("==", "-client-"));
-        let python = venv.join("bin").join("python");
-        if imports_mcp(&python) {
-            return python;
-        }
-        let tmp =
-            venv.with_file_name(format!("{}.tmp-{}", venv.file_name().unwrap().to_string_lossy(), std::process::id()));
-        let _ = std::fs::remove_dir_all(&tmp);
-        std::fs::create_dir_all(tmp.parent().unwrap()).unwrap();
-        let made = run(Command::new("python3").arg("-m").arg("venv").arg(&tmp)).and_then(|_| {
-            run(Command::new(tmp.join("bin/python")).args([
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-                MCP_CLIENT,
-            ]))
+        let p = std::env::var_os("ENGINE_MCP_PYTHON").map(PathBuf::from).unwrap_or_else(|| {
+            panic!("ENGINE_MCP_PYTHON is not set: run the suite with scripts/test.sh, or eval \"$(scripts/test-clients.sh)\" first")
         });
-        if let Err(e) = made {
-            let _ = std::fs::remove_dir_all(&tmp);
-            panic!(
-                "the MCP client test needs Python 3.10+ with venv and pip, to install {MCP_CLIENT} from PyPI \
-                 into {}; set ENGINE_MCP_PYTHON to a python that has it. {e}",
-                venv.display()
-            );
-        }
-        let _ = std::fs::remove_dir_all(&venv);
-        if std::fs::rename(&tmp, &venv).is_err() {
-            let _ = std::fs::remove_dir_all(&tmp); // another test process installed it meanwhile
-        }
-        assert!(imports_mcp(&python), "{MCP_CLIENT} installed into {} but cannot be imported", venv.display());
-        python
+        assert!(imports_mcp(&p), "ENGINE_MCP_PYTHON={} cannot import {MCP_CLIENT}", p.display());
+        p
     })
 }
 

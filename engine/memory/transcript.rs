@@ -247,12 +247,14 @@ impl<R: BufRead> TranscriptReader<R> {
 /// What a user line holds: the prompt typed (not in a meta line), and tool results.
 fn user_events(content: Option<&Value>, meta: bool) -> Vec<EventKind> {
     match content {
-        Some(Value::String(s)) if !meta => prompt(s).map(EventKind::Prompt).into_iter().collect(),
+        Some(Value::String(s)) if !meta => prompt(s).map(redacted).map(EventKind::Prompt).into_iter().collect(),
         Some(Value::Array(blocks)) => blocks
             .iter()
             .filter_map(|b| match b.get("type").and_then(Value::as_str) {
                 Some("tool_result") => Some(tool_result(b)),
-                Some("text") if !meta => b.get("text").and_then(Value::as_str).and_then(prompt).map(EventKind::Prompt),
+                Some("text") if !meta => {
+                    b.get("text").and_then(Value::as_str).and_then(prompt).map(redacted).map(EventKind::Prompt)
+                }
                 _ => None,
             })
             .collect(),
@@ -260,18 +262,32 @@ fn user_events(content: Option<&Value>, meta: bool) -> Vec<EventKind> {
     }
 }
 
-/// A tool result block: a failure keeps the start of its message, redacted whole then cut (a
-/// secret the cut split would no longer match its pattern); a success keeps its output as is.
+/// A tool result block: a failure keeps the start of its message, a success its output, both
+/// redacted whole, before anything cuts them (a secret the cut split would no longer match).
 fn tool_result(b: &Value) -> EventKind {
     let is_error = b.get("is_error").and_then(Value::as_bool) == Some(true);
-    let text = b.get("content").map(plain_text).unwrap_or_default();
-    let (error, output) = if is_error {
-        (Some(crate::secrets::redacted(&text).chars().take(ERROR_CHARS).collect()), None)
-    } else {
-        (None, Some(text))
-    };
+    let text = redacted(b.get("content").map(plain_text).unwrap_or_default());
+    let (error, output) =
+        if is_error { (Some(text.chars().take(ERROR_CHARS).collect()), None) } else { (None, Some(text)) };
     let id = b.get("tool_use_id").and_then(Value::as_str).unwrap_or_default().to_string();
     EventKind::ToolResult { id, is_error, error, output }
+}
+
+/// A text with its secrets redacted: every text an event carries is, before anything reads it
+/// (a key's BEGIN line split from its body by a later step, or names taken from a password's
+/// letters, would no longer be recognised).
+fn redacted(text: String) -> String {
+    crate::secrets::redact_owned(text)
+}
+
+/// Redacts every string inside a tool's input (a command, an edit's new text, a file written).
+fn redact_strings(v: &mut Value) {
+    match v {
+        Value::String(s) => *s = redacted(std::mem::take(s)),
+        Value::Array(items) => items.iter_mut().for_each(redact_strings),
+        Value::Object(map) => map.values_mut().for_each(redact_strings),
+        _ => {}
+    }
 }
 
 /// What an assistant line holds: its text and its tool calls (a todo list update is also its own
@@ -282,12 +298,13 @@ fn assistant_events(content: Option<&Value>) -> Vec<EventKind> {
         match b.get("type").and_then(Value::as_str) {
             Some("text") => {
                 if let Some(t) = b.get("text").and_then(Value::as_str).filter(|t| !t.trim().is_empty()) {
-                    out.push(EventKind::AssistantText(t.to_string()));
+                    out.push(EventKind::AssistantText(redacted(t.to_string())));
                 }
             }
             Some("tool_use") => {
                 let name = b.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
-                let input = b.get("input").cloned().unwrap_or(Value::Null);
+                let mut input = b.get("input").cloned().unwrap_or(Value::Null);
+                redact_strings(&mut input);
                 if name == "TodoWrite" {
                     out.push(EventKind::Todos(todos(input.get("todos"))));
                 }
