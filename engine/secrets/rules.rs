@@ -13,7 +13,7 @@
 //!   query parameters, command-line passwords, SQL `PASSWORD '…'`, netrc, pgpass;
 //! - a label glued to a random token (`API keyAQVN…`);
 //! - a value given to a secret-named key (`password = …`, `"api_key": "…"`, `--token …`,
-//!   `<password>…`, `| DB_PASSWORD | \`…\` |`), and a password or token stated in prose. The
+//!   `<password>…`, ``| DB_PASSWORD | `…` |``), and a password or token stated in prose. The
 //!   key's last word sets how sure the value must look: any literal for a password, a token-like
 //!   one for a token or an API key. Quoted literals are values; bare ones unless they read as code
 //!   (a call, an index, a path like `settings.API_KEY`, a keyword or type name), a reference
@@ -30,6 +30,7 @@
 //! gate, a cheap check that is true wherever the expression could find something (`password`
 //! followed by a separator, not merely the word). Long texts find their literals in one pass.
 
+use aho_corasick::{AhoCorasick, AhoCorasickKind};
 use regex::{Captures, Regex};
 use std::collections::HashMap;
 use std::sync::{LazyLock, OnceLock};
@@ -713,53 +714,61 @@ fn word_end(b: &[u8], mut i: usize) -> usize {
     i
 }
 
+/// An automaton finding any of `words` (lowercase) in a lowercased text.
+fn words(words: &[&str]) -> AhoCorasick {
+    AhoCorasick::builder().kind(Some(AhoCorasickKind::DFA)).build(words).expect("valid word list")
+}
+
+/// Where the automaton's words occur in `l`, overlapping, as start and length.
+fn occurrences<'t>(words: &'static AhoCorasick, l: &'t str) -> impl Iterator<Item = (usize, usize)> + 't {
+    words.find_overlapping_iter(l).map(|m| (m.start(), m.len()))
+}
+
 /// The last words of secret-named keys, as the assignment rules end them.
 #[rustfmt::skip]
 const KEY_WORDS: &[&str] = &[
     "pass", "pw", "secret", "token", "key", "credential", "creds", "auth", "pat", "bearer", "mnemonic", "contrase",
     "phrase", "dockercfg", "dockerconfigjson", "base", "data",
 ];
+/// [`KEY_WORDS`] found in one pass.
+static KEY_WORDS_FOUND: LazyLock<AhoCorasick> = LazyLock::new(|| words(KEY_WORDS));
 
 /// A key ending in a secret word, then a separator (after quotes, a bracket or spaces).
 fn assigned(_: &str, l: &str) -> bool {
     let b = l.as_bytes();
-    KEY_WORDS.iter().any(|w| {
-        l.match_indices(w).any(|(i, _)| {
-            let mut j = word_end(b, i + w.len());
-            while j < b.len() && b[j] >= 0x80 {
+    occurrences(&KEY_WORDS_FOUND, l).any(|(i, n)| {
+        let mut j = word_end(b, i + n);
+        while j < b.len() && b[j] >= 0x80 {
+            j += 1;
+        }
+        loop {
+            if j < b.len() && b"\\\"'`] \t*_".contains(&b[j]) {
                 j += 1;
+            } else if ["&quot;", "&apos;", "&#34;", "&#39;"].iter().any(|e| l[j..].starts_with(e)) {
+                j += l[j..].find(';').map_or(0, |k| k + 1);
+            } else {
+                break;
             }
-            loop {
-                if j < b.len() && b"\\\"'`] \t*_".contains(&b[j]) {
-                    j += 1;
-                } else if ["&quot;", "&apos;", "&#34;", "&#39;"].iter().any(|e| l[j..].starts_with(e)) {
-                    j += l[j..].find(';').map_or(0, |k| k + 1);
-                } else {
-                    break;
-                }
-            }
-            j < b.len() && b"=:,<?|&".contains(&b[j])
-        })
+        }
+        j < b.len() && b"=:,<?|&".contains(&b[j])
     })
 }
 
 /// A secret word, then on the same line `=` and a quote (`const API_KEY: &str = "…"`).
 fn declared(_: &str, l: &str) -> bool {
     let b = l.as_bytes();
-    KEY_WORDS.iter().any(|w| {
-        l.match_indices(w).any(|(i, _)| {
-            // The type between the name and `=` is at most 40 bytes long.
-            let from = word_end(b, i + w.len());
-            let to = (from + 64).min(b.len());
-            (from..to).take_while(|&k| b[k] != b'\n').any(|k| {
-                b[k] == b'=' && {
-                    let mut q = k + 1;
-                    while q < b.len() && (b[q] == b' ' || b[q] == b'\t') {
-                        q += 1;
-                    }
-                    q < b.len() && b"\"'`".contains(&b[q])
+    occurrences(&KEY_WORDS_FOUND, l).any(|(i, n)| {
+        // The type between the name and `=` is at most 40 bytes long.
+        let from = word_end(b, i + n);
+        let to = (from + 64).min(b.len());
+        (from..to).take_while(|&k| b[k] != b'\n').any(|k| {
+            b[k] == b'=' && {
+                let mut q = k + 1;
+                while q < b.len() && (b[q] == b' ' || b[q] == b'\t') {
+                    q += 1;
                 }
-            })
+                q < b.len() && b"\"'`".contains(&b[q])
+            }
         })
     })
 }
@@ -767,53 +776,52 @@ fn declared(_: &str, l: &str) -> bool {
 /// `-…pass`, `--token` and the like, followed by `=` or a space.
 fn flagged(_: &str, l: &str) -> bool {
     let b = l.as_bytes();
-    ["pass", "passwd", "pwd", "pw", "secret", "token", "key", "auth", "credential", "credentials"].iter().any(|w| {
-        l.match_indices(w).any(|(i, _)| {
-            let mut s = i;
-            while s > 0 && i - s < 64 && (b[s - 1].is_ascii_alphanumeric() || b"_-".contains(&b[s - 1])) {
-                s -= 1;
-            }
-            // A run too long to walk back is let through.
-            matches!(b.get(i + w.len()), Some(b'=' | b' ' | b'\t')) && (b[s] == b'-' || i - s >= 64)
-        })
+    static WORDS: LazyLock<AhoCorasick> = LazyLock::new(|| {
+        words(&["pass", "passwd", "pwd", "pw", "secret", "token", "key", "auth", "credential", "credentials"])
+    });
+    occurrences(&WORDS, l).any(|(i, n)| {
+        let mut s = i;
+        while s > 0 && i - s < 64 && (b[s - 1].is_ascii_alphanumeric() || b"_-".contains(&b[s - 1])) {
+            s -= 1;
+        }
+        // A run too long to walk back is let through.
+        matches!(b.get(i + n), Some(b'=' | b' ' | b'\t')) && (b[s] == b'-' || i - s >= 64)
     })
 }
 
 /// A secret word, then later on its line a digit and a capital or a long run (what a stated
 /// password or token needs).
 fn stated(t: &str, l: &str) -> bool {
-    ["pass", "pwd", "key", "secret", "token", "pin"].iter().any(|w| {
-        l.match_indices(w).any(|(i, _)| {
-            // The finder looks at six words at most.
-            let rest = &t.as_bytes()[i + w.len()..];
-            let mut words = 0;
-            let mut end = 0;
-            while end < rest.len() && rest[end] != b'\n' && words <= 7 {
-                if rest[end].is_ascii_whitespace() && end > 0 && !rest[end - 1].is_ascii_whitespace() {
-                    words += 1;
-                }
-                end += 1;
+    static WORDS: LazyLock<AhoCorasick> = LazyLock::new(|| words(&["pass", "pwd", "key", "secret", "token", "pin"]));
+    occurrences(&WORDS, l).any(|(i, n)| {
+        // The finder looks at six words at most.
+        let rest = &t.as_bytes()[i + n..];
+        let mut words = 0;
+        let mut end = 0;
+        while end < rest.len() && rest[end] != b'\n' && words <= 7 {
+            if rest[end].is_ascii_whitespace() && end > 0 && !rest[end - 1].is_ascii_whitespace() {
+                words += 1;
             }
-            let line = &rest[..end];
-            let mut run = 0;
-            let long_run = line.iter().any(|c| {
-                run = if c.is_ascii_alphanumeric() { run + 1 } else { 0 };
-                run >= 16
-            });
-            line.iter().any(u8::is_ascii_digit) && (long_run || line.iter().any(u8::is_ascii_uppercase))
-        })
+            end += 1;
+        }
+        let line = &rest[..end];
+        let mut run = 0;
+        let long_run = line.iter().any(|c| {
+            run = if c.is_ascii_alphanumeric() { run + 1 } else { 0 };
+            run >= 16
+        });
+        line.iter().any(u8::is_ascii_digit) && (long_run || line.iter().any(u8::is_ascii_uppercase))
     })
 }
 
 /// A label word followed directly by a long run with a digit in it.
 fn glued_gate(t: &str, l: &str) -> bool {
     let b = t.as_bytes();
-    ["token", "secret", "password", "key", "pat"].iter().any(|w| {
-        l.match_indices(w).any(|(i, _)| {
-            let run = &b[i + w.len()..];
-            let n = run.iter().take_while(|c| c.is_ascii_alphanumeric() || b"_-.~+/=:".contains(c)).count();
-            n >= 16 && run[..n].iter().any(u8::is_ascii_digit)
-        })
+    static WORDS: LazyLock<AhoCorasick> = LazyLock::new(|| words(&["token", "secret", "password", "key", "pat"]));
+    occurrences(&WORDS, l).any(|(i, n)| {
+        let run = &b[i + n..];
+        let n = run.iter().take_while(|c| c.is_ascii_alphanumeric() || b"_-.~+/=:".contains(c)).count();
+        n >= 16 && run[..n].iter().any(u8::is_ascii_digit)
     })
 }
 
@@ -839,14 +847,12 @@ fn netrc_pair(rest: &str) -> bool {
 /// A secret word ending an element or attribute name: `password>`, `db.password"`.
 fn word_then(l: &str, ends: &[&str]) -> bool {
     let b = l.as_bytes();
-    KEY_WORDS.iter().any(|w| {
-        l.match_indices(w).any(|(i, _)| {
-            let mut j = word_end(b, i + w.len());
-            while j < b.len() && b[j] >= 0x80 {
-                j += 1;
-            }
-            ends.iter().any(|e| l[j..].starts_with(e))
-        })
+    occurrences(&KEY_WORDS_FOUND, l).any(|(i, n)| {
+        let mut j = word_end(b, i + n);
+        while j < b.len() && b[j] >= 0x80 {
+            j += 1;
+        }
+        ends.iter().any(|e| l[j..].starts_with(e))
     })
 }
 
@@ -916,17 +922,10 @@ fn twilio_sid(t: &str, _: &str) -> bool {
 fn dotted_token(t: &str, _: &str) -> bool {
     let b = t.as_bytes();
     let tok = |c: u8| c.is_ascii_alphanumeric() || c == b'_' || c == b'-';
-    let mut run = 0;
-    for (i, &c) in b.iter().enumerate() {
-        if c == b'.' && run >= 23 {
-            let n = b[i + 1..].iter().take_while(|&&c| tok(c)).count();
-            if (6..=7).contains(&n) && b.get(i + 1 + n) == Some(&b'.') {
-                return true;
-            }
-        }
-        run = if tok(c) { run + 1 } else { 0 };
-    }
-    false
+    t.match_indices('.').any(|(i, _)| {
+        let n = b[i + 1..].iter().take_while(|&&c| tok(c)).count();
+        i >= 23 && b[i - 23..i].iter().all(|&c| tok(c)) && (6..=7).contains(&n) && b.get(i + 1 + n) == Some(&b'.')
+    })
 }
 
 // ---------------------------------------------------------------------------------------------

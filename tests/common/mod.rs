@@ -10,8 +10,10 @@ pub fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// The binary under test: this build's, or `ENGINE_TEST_BIN` (to show a regression test fails
+/// on an older build).
 pub fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_engine"))
+    std::env::var_os("ENGINE_TEST_BIN").map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_engine")), PathBuf::from)
 }
 
 /// Runs the engine binary; returns (exit code, stdout, stderr).
@@ -130,7 +132,19 @@ pub fn hook(input: &[u8], args: &[&str], env: &[(&str, &Path)]) -> (i32, String,
     let writer = std::thread::spawn(move || {
         let _ = stdin.write_all(&data);
     });
+    // A hook that hangs is killed (exit 137) rather than hanging the suite: Claude Code would
+    // have stopped waiting long before.
+    let (done, finished) = std::sync::mpsc::channel::<()>();
+    let pid = child.id().to_string();
+    let watchdog = std::thread::spawn(move || {
+        let waited = finished.recv_timeout(std::time::Duration::from_secs(120));
+        if waited == Err(std::sync::mpsc::RecvTimeoutError::Timeout) {
+            let _ = Command::new("kill").args(["-9", &pid]).status();
+        }
+    });
     let out = child.wait_with_output().unwrap();
+    drop(done);
+    watchdog.join().unwrap();
     writer.join().unwrap();
     (
         exit_code(out.status),
