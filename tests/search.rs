@@ -264,3 +264,45 @@ fn test_files_yield_to_the_code_they_test_unless_the_question_is_about_tests_and
     assert!(at >= 2 && at >= at_kept, "the code at {at} (without the factor {at_kept})");
     assert!(score < 0.75 * score_kept, "{score} against {score_kept}");
 }
+
+/// `[fuse] method` says how the legs are fused; `--mode bm25` and `--mode vector` are the plain
+/// legs whatever it says (ranks, scores and boosts identical), while hybrid does change with it.
+#[test]
+fn single_leg_modes_rank_the_same_under_every_fusion_method() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = dir.path().join("idx");
+    let corpus = root().join("golden/code/corpus");
+    let (code, _, err) = engine(&["index", corpus.to_str().unwrap(), "--index", index.to_str().unwrap()], None);
+    assert_eq!(code, 0, "{err}");
+    let config = |method: &str| {
+        let file = dir.path().join(format!("{method}.toml"));
+        std::fs::write(&file, format!("[fuse]\nmethod = \"{method}\"\n")).unwrap();
+        file
+    };
+    let (rrf, learned) = (config("rrf"), config("learned"));
+    let set: toml::Value =
+        toml::from_str(&std::fs::read_to_string(root().join("golden/code/set.toml")).unwrap()).unwrap();
+    let ranking = |query: &str, mode: &str, config: &std::path::Path| {
+        let args = ["search", query, "--mode", mode, "-k", "10", "--json", "--explain", "--index"];
+        let mut args: Vec<&str> = args.to_vec();
+        args.extend([index.to_str().unwrap(), "--config", config.to_str().unwrap()]);
+        let (code, out, err) = engine(&args, None);
+        assert_eq!(code, 0, "{err}");
+        let v = json(&out);
+        v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| (r["id"].clone(), r["score"].clone(), r["explain"]["boosts"].clone()))
+            .collect::<Vec<_>>()
+    };
+    let mut hybrid_differs = 0;
+    for q in set["query"].as_array().unwrap().iter().take(12) {
+        let text = q["text"].as_str().unwrap();
+        for mode in ["bm25", "vector"] {
+            assert_eq!(ranking(text, mode, &rrf), ranking(text, mode, &learned), "{mode}: {text}");
+        }
+        hybrid_differs += usize::from(ranking(text, "hybrid", &rrf) != ranking(text, "hybrid", &learned));
+    }
+    assert!(hybrid_differs > 0, "the method changes hybrid rankings");
+}

@@ -166,7 +166,8 @@ section! {
         /// RRF's flat curve a small weight still lets a leg's top hit jump many ranks.
         min_weight_ratio: f32 = 0.25 => Bound::Float(0.0..=1.0),
         /// How hybrid hits are ordered: rrf, or learned (RRF, then reordered by a logistic model
-        /// of what the legs returned).
+        /// of what the legs returned). Only hybrid is fused: bm25 and vector modes are the plain
+        /// legs under either, with the same boosts and de-duplication.
         method: FuseMethod = FuseMethod::Rrf,
         /// RRF candidates the learned fusion reorders.
         learned_depth: usize = 100 => Bound::ints(TOP_N),

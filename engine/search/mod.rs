@@ -44,12 +44,16 @@ pub struct SearchRequest {
     pub evidence: bool,
     /// Overrides `[rerank] mode` for this query.
     pub rerank: Option<crate::config::RerankMode>,
+    /// Fill every hit's [`Hit::snippet`](crate::Hit::snippet) (on by default; a caller that only
+    /// reads the hits' text, such as the hook's context block, saves redacting each whole text).
+    pub snippets: bool,
 }
 
 impl SearchRequest {
-    /// A request for `k` results in `mode`, without explanation, evidence or rerank override.
+    /// A request for `k` results in `mode`, with snippets, without explanation, evidence or rerank
+    /// override.
     pub fn new(query: impl Into<String>, k: usize, mode: Mode) -> SearchRequest {
-        SearchRequest { query: query.into(), k, mode, explain: false, evidence: false, rerank: None }
+        SearchRequest { query: query.into(), k, mode, explain: false, evidence: false, rerank: None, snippets: true }
     }
 }
 
@@ -265,8 +269,8 @@ impl Engine {
     /// answers from BM25 and says so (`degraded`, with the reason). The daemon's and the MCP
     /// server's way in ([`Engine::open_serving`]) and the one-shot hook's; library users go
     /// through [`Engine::builder`], where a missing model is an error.
-    /// The model is loaded here rather than at the first query: loaded after the index, query
-    /// embedding measured ~1.3 ms slower at p50 (`cargo bench --bench search`).
+    /// The model is loaded here rather than at the first query: loaded after the index, the
+    /// query embedding is slower (`cargo bench --bench search`).
     fn open_for(dir: &Path, settings: Settings, graph: bool, rerank: RerankMode) -> Result<Engine> {
         let models = Models::locate().map(|m| m.cached_in(dir));
         Ok(Engine::open_parts(dir, settings, &models, graph, false)?
@@ -275,7 +279,7 @@ impl Engine {
 
     /// [`Engine::open_for`] for a process that answers one query and exits (the hook without its
     /// daemon): vectors are scanned exactly instead of loading the HNSW graph, which costs far
-    /// more to load than an exact scan (16k vectors: graph load ~0.3 s, scan 1.7 ms).
+    /// more to load than an exact scan.
     /// It is the hook's, so it loads a reranker only if `[hook] rerank` wants one.
     pub(crate) fn open_one_shot(dir: &Path, settings: Settings) -> Result<Engine> {
         let rerank = settings.hook.rerank;
@@ -475,7 +479,9 @@ impl Engine {
                 &self.settings.rerank,
             );
         let wanted = if reranking { req.k.max(self.settings.rerank.top_k) } else { req.k };
-        let learning = self.settings.fuse.method == FuseMethod::Learned;
+        // Learned fusion weighs the legs against each other: with one leg there is nothing to fuse,
+        // and a single-leg mode is that leg's ranking under every method.
+        let learning = req.mode == Mode::Hybrid && self.settings.fuse.method == FuseMethod::Learned;
         let depth = if learning { wanted.max(self.settings.fuse.learned_depth) } else { wanted };
         let mut candidates =
             timed(&mut timings.candidates, || self.candidates(&snapshot, fused, &legs, &intent, depth))?;
@@ -683,7 +689,7 @@ impl Engine {
             let p = fuse::learned_probability(&x, &self.settings.fuse);
             // The boosts (tests, expansion matches, superseded records) reach the model only
             // through the boosted fused score, one feature among 14; applied to its probability
-            // as well, they hold for its order as they hold for RRF's (README, "Learned fusion").
+            // as well, they hold for its order as they hold for RRF's (docs/quality.md, "Learned fusion").
             (c.fused.score, c.hit.score) = (p * c.factor, p * c.factor);
             c.learned = Some((x, p));
         }
@@ -698,8 +704,10 @@ impl Engine {
             .take(req.k)
             .map(|c| {
                 let mut hit = c.hit;
-                // An index written before secrets were redacted at ingest may still hold some.
-                hit.snippet = snippet(&crate::secrets::redacted(&hit.text), query, snippet_chars);
+                if req.snippets {
+                    // An index written before secrets were redacted at ingest may still hold some.
+                    hit.snippet = snippet(&crate::secrets::redacted(&hit.text), query, snippet_chars);
+                }
                 if req.explain {
                     hit.explain = Some(Explain {
                         legs: c.fused.legs,
@@ -721,7 +729,7 @@ impl Engine {
     }
 
     /// Confidence: the query-level evidence, the abstention verdict and each hit's label (the
-    /// ratio labels of [`tier::label`] when abstention is off).
+    /// score-ratio labels of `context::labels::label` when abstention is off).
     fn labels(
         &self,
         snapshot: &Snapshot,
