@@ -3,7 +3,7 @@
 //! `ENGINE_BENCH_CHUNKS` changes the chunk count (default 256).
 //! With `ENGINE_BENCH_TEXTS=FILE` (JSON lines with `title` and `text`, as `engine export` writes
 //! them) it only times the raw embedder over those chunks, in the steps indexing uses, and prints
-//! chunks/s: the reference `scripts/bench-large.sh` compares indexing throughput with.
+//! chunks/s: the reference `scripts/bench/bench-large.sh` compares indexing throughput with.
 
 use criterion::{criterion_group, BenchmarkId, Criterion, Throughput};
 use engine::{Embedder, Models, OnnxEmbedder, Settings};

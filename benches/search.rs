@@ -1,5 +1,5 @@
 //! Search latency per stage and end to end, in process, on a prebuilt index of >= 10k chunks:
-//!   scripts/bench-search.sh     (builds the SciFact + CoSQA index, then runs this bench)
+//!   scripts/bench/bench-search.sh     (builds the SciFact + CoSQA index, then runs this bench)
 //! Reads ENGINE_BENCH_INDEX (index directory) and ENGINE_BENCH_QUERIES (queries.jsonl files,
 //! colon separated). Prints p50/p95 per stage over every query and the RSS of the process holding
 //! the index open, then criterion's end-to-end measurements per mode.
@@ -16,7 +16,8 @@ fn rss_mib() -> f64 {
 }
 
 fn queries() -> Vec<String> {
-    let files = std::env::var("ENGINE_BENCH_QUERIES").expect("ENGINE_BENCH_QUERIES (see scripts/bench-search.sh)");
+    let files =
+        std::env::var("ENGINE_BENCH_QUERIES").expect("ENGINE_BENCH_QUERIES (see scripts/bench/bench-search.sh)");
     let mut out = Vec::new();
     for f in files.split(':') {
         for line in std::fs::read_to_string(f).expect("queries file").lines() {
@@ -57,8 +58,9 @@ fn stage_table(engine: &Engine, queries: &[String], label: &str) {
 }
 
 fn bench(c: &mut Criterion) {
-    let dir =
-        PathBuf::from(std::env::var("ENGINE_BENCH_INDEX").expect("ENGINE_BENCH_INDEX (see scripts/bench-search.sh)"));
+    let dir = PathBuf::from(
+        std::env::var("ENGINE_BENCH_INDEX").expect("ENGINE_BENCH_INDEX (see scripts/bench/bench-search.sh)"),
+    );
     let before = rss_mib();
     let engine = Engine::builder(&dir).open().expect("open index and model");
     let shape = engine::internals::status(&dir).expect("index status");

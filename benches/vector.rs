@@ -1,5 +1,5 @@
 //! HNSW against exact search on real embeddings: recall@10 and the latency crossover.
-//!   scripts/bench-search.sh builds the index this reads (ENGINE_BENCH_INDEX) and runs it.
+//!   scripts/bench/bench-search.sh builds the index this reads (ENGINE_BENCH_INDEX) and runs it.
 //! Queries are real query embeddings (ENGINE_BENCH_QUERIES), embedded with the default model.
 
 use engine::internals::{current_generation, dot, percentile, top_k, Graph, VectorConfig, VectorStore};

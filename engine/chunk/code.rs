@@ -4,10 +4,8 @@
 //! with overlap. Lines outside any definition (imports, top-level statements) are packed into
 //! module-level chunks titled with the file name.
 //!
-//! Why heuristics and not tree-sitter, measured here: tree-sitter 0.25 with the eight grammars
-//! (Rust, Python, JS, TS, Go, Java, C, C++) adds 28.5 s of wall time (46.5 s CPU) to a clean
-//! release build on two cores, about 12% of this package's build, plus eight C compilations to
-//! keep working. What retrieval needs from a parser is only definition boundaries and names, and
+//! Why heuristics and not tree-sitter: the eight grammars add much to a clean build and eight C
+//! compilations to keep working (docs/experiments.md, "Tree-sitter"). What retrieval needs from a parser is only definition boundaries and names, and
 //! a small lexer (strings, comments, brace depth; indentation and triple-quoted strings for
 //! Python) plus one definition pattern table per language finds them: the tests at the bottom of
 //! this file are the accuracy sample — every definition of a realistic file per language, found

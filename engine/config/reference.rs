@@ -85,3 +85,16 @@ pub(crate) fn markdown() -> String {
 fn one_paragraph(doc: &str) -> String {
     doc.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ")
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn docs_config_md_is_the_reference_of_these_settings() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/config.md");
+        let committed = std::fs::read_to_string(path).unwrap_or_default();
+        assert!(
+            committed == super::markdown(),
+            "docs/config.md is stale: run `engine config reference > docs/config.md` and commit it"
+        );
+    }
+}

@@ -10,9 +10,9 @@
 //! tenth-best (a prompt that only shares the project's topic is about as close to many chunks as
 //! to the best one). A logistic model of those five gives the
 //! probability that the prompt has an answer here; below `[abstain] threshold` the engine says
-//! nothing. The weights are fitted by `scripts/fit-abstain.py` on the golden sets' prompts
-//! (answerable against no-answer and chatter) and checked leave-one-corpus-out (README,
-//! "Abstention"); none of the features is a raw score whose scale depends on the corpus.
+//! nothing. The weights are fitted by `scripts/fit/fit-abstain.py` on the golden sets' prompts
+//! (answerable against no-answer and chatter) and checked leave-one-corpus-out
+//! (docs/quality.md, "Abstention"); none of the features is a raw score whose scale depends on the corpus.
 //!
 //! When the prompt has an answer, "high" goes to at most the best hit, and only when the
 //! probability is high and that hit itself contains most of the query's term weight; the hits of

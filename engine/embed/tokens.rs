@@ -22,9 +22,8 @@ pub fn approx_tokens(text: &str) -> usize {
 
 /// Counts BERT WordPiece tokens of ASCII text without the tokenizer: lowercase, split on
 /// whitespace and ASCII punctuation, greedy longest-match with `##` continuations, a word over
-/// 100 characters or with no match is one `[UNK]`. The tokenizers crate takes ~165 µs for 110
-/// tokens here (`cargo bench --bench tier`), which made context packing slower than its 0.5 ms
-/// goal; this walk is exact for ASCII (checked against the tokenizer at load and in
+/// 100 characters or with no match is one `[UNK]`. The tokenizers crate made context packing slower
+/// than its goal (`cargo bench --bench tier`); this walk is exact for ASCII (checked against the tokenizer at load and in
 /// `tests/embedder.rs`) and returns `None` for anything else, which the tokenizer then counts.
 pub struct WordPieceCounter {
     words: std::collections::HashSet<String>,

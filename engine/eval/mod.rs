@@ -512,7 +512,7 @@ pub fn run_modes(
 }
 
 /// One JSON line per judged query of a BEIR-style collection, for fitting and inspecting fusion
-/// (`scripts/fit-fusion.py`): the query's intent and evidence, its judgments, and its first 100
+/// (`scripts/fit/fit-fusion.py`): the query's intent and evidence, its judgments, and its first 100
 /// hybrid hits with each leg's rank and score, cosine, coverage, fused score and grade.
 pub fn candidates(
     engine: &crate::Engine,

@@ -60,7 +60,7 @@ impl Models {
     }
 
     /// Finds the models directory, first match wins: `ENGINE_MODELS_DIR`; the per-user data
-    /// directory (where `engine models install` and `scripts/fetch-models.sh --dest` put them);
+    /// directory (where `scripts/fetch-models.sh --dest` puts them);
     /// a `models/` above the executable; the checkout this crate was built from. A directory
     /// found by looking that another user can write to is passed over, and named.
     pub fn locate() -> Result<Models> {

@@ -118,8 +118,8 @@ impl EngineBuilder {
     }
 
     /// For a process that answers a query or two and exits: vectors are scanned exactly rather
-    /// than loading the HNSW graph, which costs far more to load (16k vectors: ~0.3 s) than a
-    /// scan (1.7 ms).
+    /// than loading the HNSW graph, which costs far more to load than a scan
+    /// (docs/performance.md, "Warm and cold").
     pub(crate) fn one_shot(mut self) -> EngineBuilder {
         self.graph = false;
         self

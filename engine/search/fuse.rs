@@ -116,7 +116,7 @@ pub fn sort(hits: &mut [Fused]) {
 
 /// The names of the learned fusion's features, in the order of `[fuse] learned_weights`: what
 /// the legs already returned for a candidate, relative to the query's other candidates, and the
-/// intent's say in how much each leg counts. `scripts/fit-fusion.py` computes the same.
+/// intent's say in how much each leg counts. `scripts/fit/fit-fusion.py` computes the same.
 pub const FEATURES: [&str; crate::config::LEARNED_FEATURES] = [
     "lexical found",
     "lexical rank",

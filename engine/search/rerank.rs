@@ -118,7 +118,8 @@ impl Reranker for OnnxCrossEncoder {
 /// Late interaction (MaxSim) over the embedding model's own token vectors: no new weights. Each
 /// query token takes its best cosine among the passage's tokens; the mean of those, centred and
 /// scaled, is the logit. Passages are encoded at query time (the index keeps one vector per
-/// chunk, not one per token), which is what makes it slow: see the README's measurement.
+/// chunk, not one per token), which is what makes it slow (docs/performance.md, "Rerank and
+/// context cost").
 pub(crate) struct MaxSimReranker {
     session: Mutex<ort::session::Session>,
     tokenizer: tokenizers::Tokenizer,

@@ -2,9 +2,9 @@
 # Memory capture speed: the whole `engine hook` process on a SessionEnd event for each shared
 # transcript (3 MB each for the long ones), first into an empty project (writes every record), then
 # again (nothing new). Prints the median of 5 runs of each, in milliseconds, with the file size.
-#   scripts/bench-capture.sh [TRANSCRIPTS_DIR]   (default: ENGINE_TRANSCRIPTS, else ../shared/transcripts)
+#   scripts/bench/bench-capture.sh [TRANSCRIPTS_DIR]   (default: ENGINE_TRANSCRIPTS, else ../shared/transcripts)
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 dir="${1:-${ENGINE_TRANSCRIPTS:-../shared/transcripts}}"
 cargo build --release --quiet
 exe="$(pwd)/${CARGO_TARGET_DIR:-target}/release/engine"

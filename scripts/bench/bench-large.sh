@@ -8,9 +8,9 @@
 # Prints: time until BM25-searchable and until fully embedded, indexing vs raw-embedder chunks/s,
 # peak RSS, size on disk per 1k chunks, no-change and one-file-edit reindex times, HNSW recall@10,
 # in-process search p50/p95 (cargo bench --bench search) and hook p50/p95 with the daemon warm.
-#   scripts/bench-large.sh [WORK_DIR]        (default ${TMPDIR:-/tmp}/engine-large)
+#   scripts/bench/bench-large.sh [WORK_DIR]        (default ${TMPDIR:-/tmp}/engine-large)
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 work="$(realpath -m "${1:-${TMPDIR:-/tmp}/engine-large}")"
 budget="${ENGINE_LARGE_BYTES:-21000000}"
 registry="${CARGO_HOME:-$HOME/.cargo}/registry/src"
@@ -147,4 +147,4 @@ PY
 export ENGINE_BENCH_INDEX="$index" ENGINE_BENCH_QUERIES="$work/queries.jsonl"
 cargo bench --quiet --bench vector 2>/dev/null | grep -E "vectors of|stored graph|HNSW build"
 cargo bench --quiet --bench search -- --warm-up-time 1 --measurement-time 3 2>/dev/null | grep -vE "^(Benchmarking|Found|  [0-9]+ \(|Warning)" | head -30
-scripts/bench-hook.sh "$index" | tail -4
+scripts/bench/bench-hook.sh "$index" | tail -4

@@ -2,13 +2,12 @@
 # `engine mcp` speed, as a client sees it over stdio: from starting the server to its first answer
 # (the initialize handshake) and to its first search result (index and model loaded), and the
 # round trip of a warm `search` and `get` call (request written to the answer read). On an index of
-# sample/ built here, and on the SciFact + CoSQA bench index when it exists (scripts/bench-search.sh
+# sample/ built here, and on the SciFact + CoSQA bench index when it exists (scripts/bench/bench-search.sh
 # builds it at ${TMPDIR:-/tmp}/engine-bench-both). Prints p50 / p95 per case.
-#   scripts/bench-mcp.sh [INDEX_DIR…]       (ENGINE_BENCH_ROUNDS=N: warm calls per index, default 200)
+#   scripts/bench/bench-mcp.sh [INDEX_DIR…]       (ENGINE_BENCH_ROUNDS=N: warm calls per index, default 200)
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 data="${ENGINE_DATASETS:-../shared/datasets}"
-[ -d "$data" ] || data=/work/shared/datasets
 cargo build --release --quiet
 exe="$(pwd)/${CARGO_TARGET_DIR:-target}/release/engine"
 scratch="$(mktemp -d "${TMPDIR:-/tmp}/engine-mcp-bench-XXXXXX")"

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Builds one index over SciFact + CoSQA dev (>= 10k chunks) and runs the search-latency and
 # HNSW-recall benches on it. Reuses the index (and its embedding cache) on later runs.
-#   scripts/bench-search.sh [INDEX_DIR]
+#   scripts/bench/bench-search.sh [INDEX_DIR]
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 data="${ENGINE_DATASETS:-../shared/datasets}"
 index="${1:-${TMPDIR:-/tmp}/engine-bench-both}"
 corpus="${TMPDIR:-/tmp}/engine-bench-corpus"

@@ -11,7 +11,7 @@ tenth-best. Classes are weighted equally; the
 threshold keeps --keep of the training prompts that have an answer.
 
     engine eval --golden golden --features /tmp/features.jsonl
-    python3 scripts/fit-abstain.py /tmp/features.jsonl [--keep 0.96] [--loco-dir DIR]
+    python3 scripts/fit/fit-abstain.py /tmp/features.jsonl [--keep 0.96] [--loco-dir DIR]
 
 Prints, for every set left out, the fit on the others and the query-level figures on the one left
 out; then the fit on every set as an [abstain] section. With --loco-dir it also writes

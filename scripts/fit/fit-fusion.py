@@ -14,7 +14,7 @@ features computed from what the legs already returned (no model call), scored pe
     engine eval --beir ../shared/datasets/scifact --modes hybrid --features /tmp/sf-test.jsonl
     engine eval --beir ../shared/datasets/cosqa-dev --modes hybrid --features /tmp/cosqa.jsonl
     engine eval --golden golden --features /tmp/golden.jsonl
-    python3 scripts/fit-fusion.py --train /tmp/sf-train.jsonl /tmp/golden.jsonl \\
+    python3 scripts/fit/fit-fusion.py --train /tmp/sf-train.jsonl /tmp/golden.jsonl \\
         --report /tmp/sf-test.jsonl /tmp/cosqa.jsonl /tmp/golden.jsonl
 
 A golden file gives its sets' dev halves to fitting and their held-out halves to reporting.

@@ -1,6 +1,6 @@
 """Builds a candidate embedding model: all-MiniLM-L6-v2 with int8 weights *and* int8 activations
 (ONNX Runtime dynamic quantization), from the weight-only int8 export the engine ships. Run by
-scripts/bench-int8.sh, which measures it against models/model.onnx; it was not adopted (README,
+scripts/bench/bench-int8.sh, which measures it against models/model.onnx; it was not adopted (README,
 Performance: faster by x1.24-1.37, under the x1.3 bar as the engine batches, and pair cosines move
 by up to 0.027 against a 0.01 bar). The output is deterministic (its sha256 is printed).
 
@@ -26,7 +26,8 @@ from onnx import numpy_helper as nh
 from onnxruntime.quantization import QuantType, quantize_dynamic
 from safetensors.numpy import load_file
 
-import onnx_graph
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import onnx_graph  # noqa: E402 (scripts/onnx_graph.py)
 
 
 def fp32_graph(src, weights_path, out):

@@ -3,10 +3,10 @@
 whole corpus embedded (title + text, 256 tokens), exact cosine search. A harness for comparing
 other embedding models with the shipped one before any engine work; not used by the engine.
 
-    python3 scripts/compare-embedders.py MODEL.onnx TOKENIZER.json cls|mean QUERY_PREFIX DOC_PREFIX \
+    python3 scripts/research/compare-embedders.py MODEL.onnx TOKENIZER.json cls|mean QUERY_PREFIX DOC_PREFIX \
         ../shared/datasets/cosqa-dev dev
 
-Needs onnxruntime, numpy and tokenizers from PyPI (e.g. the venv of scripts/bench-int8.sh). On the
+Needs onnxruntime, numpy and tokenizers from PyPI (e.g. the venv of scripts/bench/bench-int8.sh). On the
 shipped graph (models/model.onnx, mean pooling, no prefixes) it gives CoSQA dev 0.6057 / 0.5358,
 within 0.001 of the engine's vector leg (`engine eval --beir`: 0.605 / 0.535).
 """

@@ -1,5 +1,5 @@
 //! `engine serve`: a warm daemon for the hook. A hook process per prompt would pay the model load
-//! (~0.4 s) every time; the daemon keeps the index and the model loaded and answers on a Unix
+//! every time; the daemon keeps the index and the model loaded and answers on a Unix
 //! socket in the index directory (owner-only). One JSON line per request and per answer. It
 //! reopens the index when a new generation appears, reloads its settings when the project's
 //! `engine.toml` changes, survives bad requests, refuses clients built from a different binary

@@ -5,9 +5,8 @@
 //!
 //! The protocol is JSON-RPC 2.0, one message per line, with the `initialize` handshake of MCP
 //! 2025-06-18 and 2025-11-25 (the newer when the client offers an unknown version). It is written
-//! here on serde_json rather than with the rmcp SDK, which for five tools would add 31 crates
-//! (tokio, futures, chrono, schemars, tracing, …), 2.9 MB of binary and minutes of build time on
-//! this project's two-core machines (README, "MCP server").
+//! here on serde_json rather than with the rmcp SDK, which for five tools would add an async
+//! runtime and dozens of crates to the build (docs/guide.md, "MCP server").
 //!
 //! Threads: the main thread reads stdin and answers the handshake, pings and the tool list itself;
 //! tool calls go, in order, to one worker thread that owns the [`Engine`](crate::Engine) (the model

@@ -106,10 +106,10 @@ pub(crate) fn list() -> Value {
         {
             "name": "forget",
             "title": "Delete a memory record",
-            "description": "Delete a memory record by id (from recent or a search hit's id prefix) and remove it from the index.",
+            "description": "Delete a memory record by its whole id (as recent lists it) and remove it from the index.",
             "inputSchema": {
                 "type": "object",
-                "properties": {"id": {"type": "string", "description": "The record's id (12 hex digits) or a prefix only it has."}},
+                "properties": {"id": {"type": "string", "description": "The record's whole id (12 hex digits)."}},
                 "required": ["id"],
                 "additionalProperties": false
             },
