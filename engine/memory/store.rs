@@ -572,6 +572,15 @@ pub(crate) fn ranking_facts<'a>(
 /// so thousands of records take milliseconds, not a comparison of every pair.
 pub fn near_duplicates(records: &[Stored], threshold: f32) -> Vec<Vec<String>> {
     let sets = word_ids(records);
+    // The same sets by id, for intersections by merging.
+    let by_id: Vec<Vec<u32>> = sets
+        .iter()
+        .map(|s| {
+            let mut s = s.clone();
+            s.sort_unstable();
+            s
+        })
+        .collect();
     let prefix = |i: usize| {
         let n = sets[i].len();
         let keep = if threshold > 0.0 { n + 1 - ((threshold * n as f32).ceil() as usize).min(n) } else { n };
@@ -601,7 +610,7 @@ pub fn near_duplicates(records: &[Stored], threshold: f32) -> Vec<Vec<String>> {
             if taken[j] || records[i].record.category != records[j].record.category {
                 continue;
             }
-            if jaccard(&sets[i], &sets[j]) >= threshold {
+            if jaccard(&by_id[i], &by_id[j]) >= threshold {
                 group.push(j);
                 taken[j] = true;
             }
@@ -640,10 +649,20 @@ fn word_ids(records: &[Stored]) -> Vec<Vec<u32>> {
         .collect()
 }
 
-/// |a ∩ b| / |a ∪ b| of two sets of word ids in the same order (an empty union counts as 1).
+/// |a ∩ b| / |a ∪ b| of two sets of word ids, each sorted (an empty union counts as 1).
 fn jaccard(a: &[u32], b: &[u32]) -> f32 {
-    let b_set: HashSet<u32> = b.iter().copied().collect();
-    let inter = a.iter().filter(|w| b_set.contains(w)).count();
+    let (mut i, mut j, mut inter) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                inter += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
     let union = (a.len() + b.len() - inter).max(1);
     inter as f32 / union as f32
 }
