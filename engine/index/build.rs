@@ -56,9 +56,8 @@ pub fn build(
     let text_gen = Generation::next(index_dir, live.dir.clone())?;
     run.describe(&mut meta, &scanned);
     let mut vectors = run.cached_vectors(&live, &dropped, &new_chunks)?;
-    let removed = std::mem::take(&mut scanned.removed);
-    let documents = std::mem::take(&mut scanned.documents);
-    let text = run.write_text_and_embed(&live, &text_gen, &meta, &new_chunks, &mut vectors, (documents, removed))?;
+    let texts = Texts::new(&meta, &vectors, &mut scanned);
+    let text = run.write_text_and_embed(&live, &text_gen, &new_chunks, &mut vectors, texts)?;
     report.seconds.bm25 = text.bm25_secs;
     report.chunks_embedded = text.embedded;
     report.chunks_cached = new_chunks.len() - text.embedded;
@@ -69,6 +68,30 @@ pub fn build(
     report.seconds.total = run.started.elapsed().as_secs_f64();
     report.seconds.searchable = text.searchable_at.unwrap_or(report.seconds.total);
     Ok(report)
+}
+
+/// What the full-text thread takes: the changed documents' text, the ids to delete, and the
+/// metadata the text generation goes live with when there is embedding to wait for.
+struct Texts {
+    documents: Vec<Document>,
+    changed_ids: Vec<String>,
+    early_meta: Option<Meta>,
+}
+
+impl Texts {
+    fn new(meta: &Meta, vectors: &Vectors, scanned: &mut Scanned) -> Texts {
+        // The text generation goes live early only when there is embedding to do.
+        let early_meta = (!vectors.uncached.is_empty()).then(|| {
+            let mut meta = meta.clone();
+            for entry in meta.docs.values_mut() {
+                entry.pending = entry.vids.iter().any(|v| vectors.uncached.contains(v));
+            }
+            meta
+        });
+        let removed = std::mem::take(&mut scanned.removed);
+        let changed_ids = meta.changed.iter().cloned().chain(removed).collect();
+        Texts { documents: std::mem::take(&mut scanned.documents), changed_ids, early_meta }
+    }
 }
 
 /// One indexing run's inputs.
@@ -320,20 +343,10 @@ impl Run<'_> {
         &self,
         live: &Live,
         text_gen: &Generation,
-        meta: &Meta,
         new_chunks: &[NewChunk],
         vectors: &mut Vectors,
-        (documents, removed): (Vec<Document>, Vec<String>),
+        Texts { documents, changed_ids, early_meta }: Texts,
     ) -> Result<TextAndEmbed> {
-        // The text generation goes live early only when there is embedding to do.
-        let early_meta = (!vectors.uncached.is_empty()).then(|| {
-            let mut meta = meta.clone();
-            for entry in meta.docs.values_mut() {
-                entry.pending = entry.vids.iter().any(|v| vectors.uncached.contains(v));
-            }
-            meta
-        });
-        let changed_ids: Vec<String> = meta.changed.iter().cloned().chain(removed).collect();
         let (bm25_result, embed_result) = std::thread::scope(|s| {
             let rows = &mut vectors.rows;
             let bm25 = s.spawn(move || {

@@ -1671,6 +1671,31 @@ fn amp_ends(after: &str) -> bool {
 fn assignment(text: &str, re: &Regex, out: &mut Spans) {
     let mut first_section: Option<usize> = None;
     for c in re.captures_iter(text) {
+        if let Some(pair) = Pair::read(text, &c) {
+            out.extend(pair.value(text, &mut first_section));
+        }
+    }
+}
+
+/// The key side of an assignment that names a secret: where its key and separator are, and how
+/// sure a value must look.
+struct Pair<'t> {
+    key: regex::Match<'t>,
+    sep: regex::Match<'t>,
+    /// The quote around the key, if any.
+    quote: Option<regex::Match<'t>>,
+    quoted_key: bool,
+    key_start: usize,
+    name: &'t str,
+    family: Family,
+    /// The text before the key, without its quote.
+    opener: &'t str,
+}
+
+impl<'t> Pair<'t> {
+    /// The key side of a match, or `None` when the key is not a secret's or the separator does
+    /// not assign (a path, a URL, a conditional, a comparison, a variable's default).
+    fn read(text: &'t str, c: &Captures<'t>) -> Option<Pair<'t>> {
         let key = c.get(1).unwrap();
         let sep = c.get(3).unwrap();
         // Markdown bold (`**API key**:`) closes a label, not a quoted key.
@@ -1679,7 +1704,7 @@ fn assignment(text: &str, re: &Regex, out: &mut Spans) {
         let escaped_line = before(text, key.start()) == Some(b'\\') && key.as_str().starts_with(['n', 'r', 't']);
         let key_start = key.start() + usize::from(escaped_line);
         let name = text[key_start..key.end()].trim_start_matches(['-', '.']);
-        let Some(family) = family(name) else { continue };
+        let family = family(name)?;
         let before_key = &text[..key.start()];
         // `Kind::Secret =>` is a path; `https://token:x@` is a URL's userinfo.
         // `${DB_PASSWORD:-default}` is a variable's default.
@@ -1688,36 +1713,36 @@ fn assignment(text: &str, re: &Regex, out: &mut Spans) {
             || before_key.ends_with("->")
             || before_key.ends_with("${")
         {
-            continue;
+            return None;
         }
         let sep_s = sep.as_str();
         if sep_s == ":" && matches!(after(text, sep.end()), Some(b':' | b'/')) {
-            continue;
+            return None;
         }
         // `password =~ /re/` matches a pattern; `PASSWORD=~x` assigns `~x`.
         if sep_s == "=" && after(text, sep.end()) == Some(b'~') && before(text, sep.start()) == Some(b' ') {
-            continue;
+            return None;
         }
         // psql's `PASSWORD :'var'` interpolates a variable.
         if sep_s == ":"
             && sep.start() > key.end() + c.get(2).map_or(0, |q| q.len())
             && after(text, sep.end()) == Some(b'\'')
         {
-            continue;
+            return None;
         }
         // `arn:aws:secretsmanager:…:secret:name` names a secret.
         let near = floor_boundary(text, key.start().saturating_sub(256));
         let token_start =
             text[near..key.start()].rfind(|c: char| c.is_ascii_whitespace()).map_or(near, |i| near + i + 1);
         if text[token_start..].starts_with("arn:") {
-            continue;
+            return None;
         }
         // "public key: …", "API Key: …": the word before says what kind of key it is.
         let mut family = family;
         if split_words(name).len() == 1 {
             let kind = previous_word(before_key.trim_end_matches(['*', '_']));
             if NOT_KEY_KINDS.contains(&kind.as_str()) {
-                continue;
+                return None;
             }
             if family == Family::Key && KEY_KINDS.contains(&kind.as_str()) {
                 family = Family::Token;
@@ -1725,7 +1750,7 @@ fn assignment(text: &str, re: &Regex, out: &mut Spans) {
         }
         let opener = before_key.trim_end_matches(['"', '\'', '`', '\\']).trim_end();
         if sep_s == "," && !(quoted_key && setter_call(opener)) {
-            continue;
+            return None;
         }
         // A quoted key opens a pair: after `{`, `,`, a bracket or at the start of a line, not in
         // a conditional (`cond ? "PASS" : "FAIL"`).
@@ -1744,30 +1769,37 @@ fn assignment(text: &str, re: &Regex, out: &mut Spans) {
             // (`use this: "pwd": "…"`) is a pair too.
             let opens = !head.ends_with('?');
             if !opens {
-                continue;
+                return None;
             }
         }
+        Some(Pair { key, sep, quote: c.get(2), quoted_key, key_start, name, family, opener })
+    }
+
+    /// The span of the value when it reads as a secret (not code, a reference or a placeholder).
+    fn value(&self, text: &str, first_section: &mut Option<usize>) -> Option<(usize, usize)> {
+        let Pair { key, sep, quote, quoted_key, key_start, name, family, opener } = *self;
+        let sep_s = sep.as_str();
         // `KEY==x` in a shell or .env line assigns `=x`; with spaces it compares.
         let env_style = !quoted_key && key.end() == sep.start() && name.bytes().all(|b| !b.is_ascii_lowercase());
         let value_from = if env_style && sep_s.starts_with("==") { sep.start() + 1 } else { sep.end() };
-        let Some(v) = read_value(text, value_from) else { continue };
+        let v = read_value(text, value_from)?;
         let value = &text[v.start..v.end];
         // YAML: `*alias` and `!Tag arg` stand for other values.
         if sep_s == ":" && !v.quoted && (yaml_alias(value) || (value.starts_with('!') && yaml_tag(text, v.end))) {
-            continue;
+            return None;
         }
         if v.backtick && (value.contains(char::is_whitespace) || value.contains('$')) {
-            continue;
+            return None;
         }
         if !v.quoted && matches!(after(text, v.end), Some(b'(' | b'[' | b'{')) {
-            continue;
+            return None;
         }
         if v.quoted && matches!(before(text, v.start.saturating_sub(1)), Some(b'f' | b'F')) && value.contains('{') {
-            continue;
+            return None;
         }
         // A bare word is a literal where code cannot be: `KEY=word` in a shell or .env line (not
         // a keyword argument), or a YAML `key: word` line.
-        let tight = key.end() + c.get(2).map_or(0, |q| q.len()) == sep.start() && v.start == sep.end();
+        let tight = key.end() + quote.map_or(0, |q| q.len()) == sep.start() && v.start == sep.end();
         let literal = if sep_s == "=" && tight && !quoted_key {
             let prev = opener.trim_end_matches(['-', '.']).trim_end().bytes().last();
             !matches!(prev, Some(b'(' | b','))
@@ -1779,9 +1811,7 @@ fn assignment(text: &str, re: &Regex, out: &mut Spans) {
         };
         let value = if v.quoted { value } else { cut_escapes(value) };
         let end = v.start + value.len();
-        if accept(family, value, v.quoted, literal) {
-            out.push((v.start, end));
-        }
+        accept(family, value, v.quoted, literal).then_some((v.start, end))
     }
 }
 
