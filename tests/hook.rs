@@ -186,6 +186,28 @@ fn session_start_digests_memory_and_changes_and_edits_are_picked_up() {
     // clear: project knowledge only.
     let (_, out, _) = start("clear");
     assert!(out.contains("category=\"decision\"") && !out.contains("Changed since"), "{out}");
+    // A notebook edit is recorded too, and a fork gets project knowledge and the changes.
+    let notebook = p.path().join("docs/analysis.ipynb");
+    std::fs::write(&notebook, r#"{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}"#).unwrap();
+    let edit = serde_json::json!({"hook_event_name":"PostToolUse","tool_name":"NotebookEdit","cwd":p.path(),
+        "tool_input":{"notebook_path": notebook, "new_source": "x = 1"}});
+    assert_eq!(hook(edit.to_string().as_bytes(), &[], &[]), (0, String::new(), String::new()));
+    assert!(std::fs::read_to_string(&pending).unwrap().contains("docs/analysis.ipynb"));
+    let (code, out, err) = start("fork");
+    assert_eq!((code, err.as_str()), (0, ""));
+    assert!(out.contains("category=\"decision\"") && out.contains("Changed since"), "{out}");
+}
+
+#[test]
+fn the_project_claude_code_names_is_used_wherever_the_session_has_gone() {
+    let p = project(IN_PROCESS);
+    let elsewhere = tempfile::tempdir().unwrap();
+    let ask = prompt(elsewhere.path(), "why did we move sessions off memcached?");
+    let (code, out, _) = hook(&ask, &["--plain"], &[]);
+    assert_eq!((code, out.as_str()), (0, ""), "no index above the session's cwd");
+    let (code, out, err) = hook(&ask, &["--plain"], &[("CLAUDE_PROJECT_DIR", p.path())]);
+    assert_eq!((code, err.as_str()), (0, ""));
+    assert!(out.contains("decision-session-store.json"), "{out}");
 }
 
 fn wait_for(path: &Path) {

@@ -310,6 +310,23 @@ fn outputs_are_written_last_and_never_into_an_index() {
     assert!(std::fs::read_to_string(&out).unwrap().lines().count() > 10);
     let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(left, ["export.jsonl"], "no temporary file left beside the output");
+    // engine eval's report and feature files are outputs too.
+    let (run, qrels) = (project.path().join("run.trec"), project.path().join("qrels.tsv"));
+    std::fs::write(&qrels, "query-id\tcorpus-id\tscore\nq1\ta\t1\n").unwrap();
+    std::fs::write(&run, "q1 Q0 a 1 1.0 t\n").unwrap();
+    let scored = |out: &Path| {
+        let (r, q, o) = (run.to_str().unwrap(), qrels.to_str().unwrap(), out.to_str().unwrap());
+        engine(&["eval", "--run", r, "--qrels", q, "--out", o], None)
+    };
+    let (code, _, err) = scored(&target);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("inside an index directory"), "{err}");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), current);
+    let report = project.path().join("report.md");
+    let (code, _, err) = scored(&report);
+    assert_eq!(code, 0, "{err}");
+    let written = std::fs::read_to_string(&report).unwrap().to_lowercase();
+    assert!(written.contains("ndcg@10"), "{written}");
 }
 
 #[test]

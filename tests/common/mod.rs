@@ -122,7 +122,7 @@ pub fn transcripts() -> PathBuf {
 pub fn hook(input: &[u8], args: &[&str], env: &[(&str, &Path)]) -> (i32, String, String) {
     let mut cmd = Command::new(bin());
     cmd.arg("hook").args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    cmd.env_remove("ENGINE_MODELS_DIR").current_dir(std::env::temp_dir());
+    cmd.env_remove("ENGINE_MODELS_DIR").env_remove("CLAUDE_PROJECT_DIR").current_dir(std::env::temp_dir());
     for (k, v) in env {
         cmd.env(k, v);
     }

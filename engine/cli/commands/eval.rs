@@ -9,7 +9,7 @@ use crate::eval::golden::{self, GateCheck, GoldenSet, Split, Thresholds};
 use crate::eval::{self, cache_index_dir, Report, RunMode};
 use crate::ingest::Source;
 use crate::Engine;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use std::path::{Path, PathBuf};
 
 pub(crate) fn run(args: EvalArgs, config: Option<&Path>) -> Result<i32> {
@@ -43,7 +43,7 @@ impl Output {
     fn print(&self, reports: &[Report]) -> Result<()> {
         let md: String = reports.iter().map(|r| r.markdown()).collect::<Vec<_>>().join("\n");
         if let Some(path) = &self.out {
-            std::fs::write(path, &md).with_context(|| format!("writing {}", path.display()))?;
+            crate::cli::output::OutFile::write(path, md.as_bytes())?;
         }
         if self.json {
             for r in reports {
@@ -90,7 +90,7 @@ impl Output {
     fn write_features(&self, lines: &[serde_json::Value]) -> Result<()> {
         if let Some(path) = &self.features {
             let text: String = lines.iter().map(|v| format!("{v}\n")).collect();
-            std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+            crate::cli::output::OutFile::write(path, text.as_bytes())?;
         }
         Ok(())
     }

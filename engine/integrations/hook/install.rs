@@ -11,7 +11,7 @@ use std::path::Path;
 pub(crate) const ENTRIES: [(&str, Option<&str>, u64); 5] = [
     ("UserPromptSubmit", None, 5),
     ("SessionStart", None, 30),
-    ("PostToolUse", Some("Edit|Write|MultiEdit"), 5),
+    ("PostToolUse", Some("Edit|Write|NotebookEdit|MultiEdit"), 5),
     ("PreCompact", None, 30),
     ("SessionEnd", None, 30),
 ];
@@ -177,7 +177,7 @@ mod tests {
         assert_eq!(v["model"], "opus");
         assert_eq!(v["hooks"]["UserPromptSubmit"].as_array().unwrap().len(), 2);
         assert_eq!(v["hooks"]["UserPromptSubmit"][1]["hooks"][0]["command"], "/opt/bin/engine hook # engine-hook");
-        assert_eq!(v["hooks"]["PostToolUse"][0]["matcher"], "Edit|Write|MultiEdit");
+        assert_eq!(v["hooks"]["PostToolUse"][0]["matcher"], "Edit|Write|NotebookEdit|MultiEdit");
         // Idempotent: a second install changes nothing (even from another build's path).
         let again = install(&path, Path::new("/usr/local/bin/engine")).unwrap();
         assert!(again.changed.is_empty() && again.backup.is_none());

@@ -43,7 +43,8 @@ pub struct Payload {
     pub cwd: Option<PathBuf>,
     /// Why a session started (`startup`, `resume`, `clear`…; `None`: taken as `startup`).
     pub source: Option<String>,
-    /// The tool's arguments (`PostToolUse`): the edited path is `file_path` or `path` (`Null`: absent).
+    /// The tool's arguments (`PostToolUse`): the edited path is `file_path`, `notebook_path` or
+    /// `path` (`Null`: absent).
     pub tool_input: Value,
     /// The session's id.
     pub session_id: Option<String>,
@@ -149,6 +150,12 @@ impl Invocation {
     }
 }
 
+/// The project Claude Code runs the hook for (`CLAUDE_PROJECT_DIR`), when it is a directory: a
+/// session that changed directory (`cd` elsewhere) keeps its project.
+fn project_dir() -> Option<PathBuf> {
+    std::env::var_os("CLAUDE_PROJECT_DIR").map(PathBuf::from).filter(|d| d.is_dir())
+}
+
 /// Runs the hook on one payload. Never fails: problems become a line on stderr.
 pub fn run(input: &[u8], how: &Invocation) -> Outcome {
     let plain = how.plain;
@@ -156,7 +163,7 @@ pub fn run(input: &[u8], how: &Invocation) -> Outcome {
         Ok(p) => p,
         Err(why) => return Outcome::quiet(format!("{why}; nothing added")),
     };
-    let cwd = match payload.cwd.clone().or_else(|| std::env::current_dir().ok()) {
+    let cwd = match project_dir().or_else(|| payload.cwd.clone()).or_else(|| std::env::current_dir().ok()) {
         Some(c) => c,
         None => return Outcome::quiet("no cwd in the payload; nothing added"),
     };

@@ -99,10 +99,11 @@ fn in_process(
     }
 }
 
-/// Records the path an Edit or Write touched (cheap: one line appended). The next prompt has the
+/// Records the path an Edit, Write or NotebookEdit touched (cheap: one line appended). The next prompt has the
 /// daemon reindex before it searches, or starts a detached reindex; SessionStart reindexes too.
 pub(super) fn on_tool_use(payload: &Payload, index: &Path) -> Outcome {
-    let path = payload.tool_input["file_path"].as_str().or_else(|| payload.tool_input["path"].as_str());
+    let input = &payload.tool_input;
+    let path = ["file_path", "notebook_path", "path"].iter().find_map(|k| input[*k].as_str());
     let Some(path) = path else { return Outcome::default() };
     match crate::integrations::prompt::record_pending(index, path) {
         Ok(()) => Outcome::default(),

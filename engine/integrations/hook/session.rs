@@ -51,6 +51,9 @@ pub(crate) enum Source {
     Compact,
     /// After `/clear`: project knowledge only.
     Clear,
+    /// A session forked from another: the conversation it continues is already in the model's
+    /// context, so project knowledge and the files changed since, without a session's records.
+    Fork,
 }
 
 impl Source {
@@ -60,6 +63,7 @@ impl Source {
             "resume" => Source::Resume,
             "compact" => Source::Compact,
             "clear" => Source::Clear,
+            "fork" => Source::Fork,
             _ => Source::Startup,
         }
     }
@@ -67,7 +71,7 @@ impl Source {
 
 /// The session digest, chosen by `source`: records of the last (`startup`) or this session
 /// (`resume`, `compact`), then project knowledge (the `[hook] digest_categories`, newest first),
-/// then the files changed since the last session started (`startup`, `resume`). Superseded
+/// then the files changed since the last session started (`startup`, `resume`, `fork`). Superseded
 /// records are left out; the whole stays within `[hook] digest_max_chars`, sized by whole
 /// elements, never cut afterwards (a cut could split a tag).
 pub(crate) fn session_digest(
@@ -82,7 +86,7 @@ pub(crate) fn session_digest(
     let config = &settings.hook;
     let all = MemoryStore::at_root(root).load()?;
     let picked = pick_records(&all, source, session_id, config);
-    let changes = matches!(source, Source::Startup | Source::Resume);
+    let changes = matches!(source, Source::Startup | Source::Resume | Source::Fork);
     let room = if changes { config.digest_max_chars * 3 / 4 } else { config.digest_max_chars };
     let mut used = chars(OPEN) + chars(CLOSE);
     let mut body = String::new();
@@ -132,7 +136,7 @@ fn pick_records<'a>(
             own.sort_by_key(|s| rank(s));
             picked.extend(own);
         }
-        Source::Clear => {}
+        Source::Clear | Source::Fork => {}
     }
     if source != Source::Resume {
         let taken: HashSet<&str> = picked.iter().map(|p| p.record.id.as_str()).collect();
@@ -220,4 +224,41 @@ fn changed_since_last_session(index: &Path, meta: &crate::index::store::Meta) ->
     changed.extend(before.keys().filter(|p| !now.contains_key(*p)).cloned());
     changed.sort();
     changed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::MemoryRecord;
+    use std::path::PathBuf;
+
+    fn stored(category: &str, title: &str, session: &str, created: &str) -> Stored {
+        let mut record = MemoryRecord::new(category, title, "content", title);
+        record.session_id = Some(session.to_string());
+        record.created = created.to_string();
+        Stored { path: PathBuf::from(format!("{title}.json")), position: 0, in_file: 1, record }
+    }
+
+    #[test]
+    fn each_source_picks_its_records() {
+        let all = [
+            stored(category::SESSION, "last session", "old", "2026-01-01T00:00:00Z"),
+            stored(category::SUMMARY, "this session's summary", "now", "2026-01-02T00:00:00Z"),
+            stored(category::DECISION, "a decision", "old", "2026-01-01T00:00:00Z"),
+        ];
+        let config = HookConfig::default();
+        let titles = |source: &str| -> Vec<String> {
+            pick_records(&all, Source::parse(source), Some("now"), &config)
+                .iter()
+                .map(|s| s.record.title.clone())
+                .collect()
+        };
+        assert_eq!(titles("startup"), ["last session", "a decision"]);
+        assert_eq!(titles("resume"), ["this session's summary"]);
+        assert_eq!(titles("compact"), ["this session's summary", "a decision"]);
+        assert_eq!(titles("clear"), ["a decision"]);
+        // A fork continues a conversation the model already holds: no session's records.
+        assert_eq!(titles("fork"), ["a decision"]);
+        assert_eq!(Source::parse("something new"), Source::Startup);
+    }
 }
