@@ -61,6 +61,23 @@ fn reindexing_touches_only_what_changed() {
 }
 
 #[test]
+fn the_index_keeps_itself_out_of_git() {
+    let project = sample_copy();
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git").args(args).current_dir(project.path()).output().unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    git(&["init", "-q"]);
+    let (code, _, err) = engine(&["index", project.path().to_str().unwrap()], None);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(std::fs::read_to_string(project.path().join(".engine/.gitignore")).unwrap(), "*\n");
+    let status = git(&["status", "--porcelain", "--untracked-files=all"]);
+    assert!(!status.contains(".engine"), "{status}");
+    assert!(status.contains(".claude/memory/"), "memory records stay for review: {status}");
+}
+
+#[test]
 fn an_index_from_another_model_asks_for_a_rebuild() {
     let corpus = sample_copy();
     let idx = tempfile::tempdir().unwrap();

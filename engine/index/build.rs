@@ -40,6 +40,7 @@ pub fn build(
     let run = Run { index_dir, source, settings, embedder, options, started: Instant::now() };
     check_paths(index_dir, source)?;
     std::fs::create_dir_all(index_dir).ctx(|| format!("creating index directory {}", index_dir.display()))?;
+    keep_out_of_git(index_dir)?;
     let _lock = WriterLock::acquire(index_dir)?;
     let mut damaged = None;
     let live = run.live_generation(&mut damaged)?;
@@ -68,6 +69,16 @@ pub fn build(
     report.seconds.total = run.started.elapsed().as_secs_f64();
     report.seconds.searchable = text.searchable_at.unwrap_or(report.seconds.total);
     Ok(report)
+}
+
+/// An index is this machine's (built by this build, from this model): a `.gitignore` in it keeps
+/// it out of the project's commits, where `.claude/memory/` is meant to go.
+fn keep_out_of_git(index_dir: &Path) -> Result<()> {
+    let ignore = index_dir.join(".gitignore");
+    if ignore.symlink_metadata().is_err() {
+        std::fs::write(&ignore, "*\n").ctx(|| format!("writing {}", ignore.display()))?;
+    }
+    Ok(())
 }
 
 /// What the full-text thread takes: the changed documents' text, the ids to delete, and the
