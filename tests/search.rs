@@ -87,6 +87,21 @@ fn without_a_model_bm25_answers_and_says_so() {
 }
 
 #[test]
+fn unquoted_words_are_one_query() {
+    let quoted = search(&["signing key rotation", "--json", "-k", "3"]);
+    assert_eq!(quoted.0, 0, "{}", quoted.2);
+    let unquoted = search(&["signing", "key", "rotation", "--json", "-k", "3"]);
+    assert_eq!(unquoted.0, 0, "{}", unquoted.2);
+    let ids = |out: &str| -> Vec<String> {
+        json(out)["results"].as_array().unwrap().iter().map(|h| h["id"].as_str().unwrap().to_string()).collect()
+    };
+    assert_eq!(json(&unquoted.1)["query"], "signing key rotation");
+    assert_eq!(ids(&unquoted.1), ids(&quoted.1));
+    let (code, _, err) = engine(&["search", "--index", sample_index().to_str().unwrap()], None);
+    assert_eq!(code, 2, "no query at all is a usage error: {err}");
+}
+
+#[test]
 fn search_finds_the_index_above_the_current_directory() {
     let corpus = sample_copy();
     let (code, _, err) = engine(&["index", corpus.path().to_str().unwrap()], None);

@@ -8,7 +8,8 @@ use anyhow::Result;
 use std::path::Path;
 
 pub(crate) fn run(args: SearchArgs, config: Option<&Path>) -> Result<i32> {
-    if args.query.trim().is_empty() {
+    let query = args.query.join(" ");
+    if query.trim().is_empty() {
         return Err(crate::Error::InvalidInput("empty query: give some words to search for".into()).into());
     }
     let format = args.format.unwrap_or(if args.json { Format::Json } else { Format::Text });
@@ -19,7 +20,7 @@ pub(crate) fn run(args: SearchArgs, config: Option<&Path>) -> Result<i32> {
     let engine =
         if settings.search.mode == Mode::Bm25 { builder.lexical_only() } else { builder.bm25_fallback().one_shot() }
             .open()?;
-    let mut req = SearchRequest::new(args.query, settings.search.k, settings.search.mode);
+    let mut req = SearchRequest::new(query, settings.search.k, settings.search.mode);
     req.explain = args.explain;
     let resp = engine.search_with(&req)?;
     match format {

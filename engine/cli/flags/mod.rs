@@ -147,8 +147,9 @@ pub(crate) struct ChunksArgs {
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct SearchArgs {
-    /// The query.
-    pub query: String,
+    /// The query: its words, quoted or not (`engine search how are redirects followed`).
+    #[arg(required = true, num_args = 1..)]
+    pub query: Vec<String>,
     /// Index directory (default: the nearest .engine/ above the current directory).
     #[arg(long)]
     pub index: Option<PathBuf>,
