@@ -32,7 +32,6 @@
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind};
 use regex::{Captures, Regex};
-use std::collections::HashMap;
 use std::sync::{LazyLock, OnceLock};
 
 /// Byte spans `[start, end)` of secret text.
@@ -570,26 +569,25 @@ static COMPILED: LazyLock<Vec<OnceLock<Regex>>> = LazyLock::new(|| RULES.iter().
 /// Texts longer than this find their literals in one pass instead of one search per literal.
 const ONE_PASS: usize = 32 * 1024;
 
-/// Every distinct literal of the table, longest first; the rules that list each; each one's index.
-#[allow(clippy::type_complexity)]
-static LITERALS: LazyLock<(Vec<&'static str>, Vec<Vec<usize>>, HashMap<&'static str, usize>)> = LazyLock::new(|| {
+/// Every distinct literal of the table, the one-byte ones first, and the rules that list each.
+static LITERALS: LazyLock<(Vec<&'static str>, Vec<Vec<usize>>)> = LazyLock::new(|| {
     let mut lits: Vec<&'static str> = RULES.iter().flat_map(|r| r.lits.iter().copied()).collect();
-    lits.sort_by(|a, b| b.len().cmp(&a.len()).then(a.cmp(b)));
+    lits.sort_by_key(|l| (l.len() > 1, *l));
     lits.dedup();
     let rules = lits.iter().map(|l| (0..RULES.len()).filter(|&i| RULES[i].lits.contains(l)).collect()).collect();
-    let index = lits.iter().enumerate().map(|(i, l)| (*l, i)).collect();
-    (lits, rules, index)
+    (lits, rules)
 });
 
-/// The literals as one alternation (longest first, so at any position the longest one present
-/// is found and the shorter ones there are its prefixes), and for each the shorter literals that
-/// are its prefixes.
-static ALTERNATION: LazyLock<(Regex, Vec<Vec<usize>>)> = LazyLock::new(|| {
-    let lits = &LITERALS.0;
-    // One-byte literals are found faster alone (and would make every such byte a match here).
-    let pattern = lits.iter().filter(|l| l.len() > 1).map(|l| regex::escape(l)).collect::<Vec<_>>().join("|");
-    let prefixes = lits.iter().map(|l| (0..lits.len()).filter(|&j| l.starts_with(lits[j])).collect()).collect();
-    (Regex::new(&pattern).expect("valid literal alternation"), prefixes)
+/// How many of [`LITERALS`] are one byte long: found faster alone, and in [`AUTOMATON`] they
+/// would make every such byte a match.
+fn one_byte_literals() -> usize {
+    LITERALS.0.iter().take_while(|l| l.len() == 1).count()
+}
+
+/// The longer literals in one automaton, built on the first long text.
+static AUTOMATON: LazyLock<AhoCorasick> = LazyLock::new(|| {
+    let kind = Some(AhoCorasickKind::DFA);
+    AhoCorasick::builder().kind(kind).build(&LITERALS.0[one_byte_literals()..]).expect("valid literal set")
 });
 
 /// Which rules the (lowercased) text holds a literal of.
@@ -601,19 +599,12 @@ fn wanted(lower: &str) -> Vec<bool> {
         }
         return want;
     }
-    let (lits, rules_of, index) = &*LITERALS;
-    // Restarting one byte after each match start visits every position where a literal starts
-    // (literals begin with ASCII, so that is a character boundary).
-    let (re, prefixes) = &*ALTERNATION;
+    let (lits, rules_of) = &*LITERALS;
+    let short = one_byte_literals();
     let mut seen: Vec<bool> = lits.iter().map(|l| l.len() == 1 && lower.contains(l)).collect();
-    let mut at = 0;
-    while let Some(m) = re.find_at(lower, at) {
-        if let Some(&i) = index.get(m.as_str()) {
-            for &j in &prefixes[i] {
-                seen[j] = true;
-            }
-        }
-        at = m.start() + 1;
+    // Overlapping: every literal at every position, the shorter ones a longer one starts with too.
+    for m in AUTOMATON.find_overlapping_iter(lower) {
+        seen[short + m.pattern().as_usize()] = true;
     }
     for (i, _) in lits.iter().enumerate().filter(|(i, _)| seen[*i]) {
         for &r in &rules_of[i] {
