@@ -166,9 +166,21 @@ fn indexed_project() -> tempfile::TempDir {
 #[test]
 fn session_start_gives_each_source_its_own_digest() {
     let p = indexed_project();
+    let told = |session: &str| {
+        let v = serde_json::json!({"hook_event_name":"SessionStart","source":"startup","cwd":p.path(),"session_id":session});
+        let (code, out, err) = hook(v.to_string().as_bytes(), &[], &[]);
+        assert_eq!(code, 0, "{err}");
+        let out = serde_json::from_str::<serde_json::Value>(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+        out["systemMessage"].as_str().map(str::to_string)
+    };
+    assert_eq!(told("first-session"), None, "nothing captured yet: nothing to tell");
     let transcript: PathBuf = transcripts().join(format!("{}.jsonl", LONG[0]));
     let (code, _, err) = hook(&event("PreCompact", p.path(), LONG[0], &transcript, "auto"), &[], &[]);
     assert_eq!(code, 0, "{err}");
+    // The next session tells the user where the captured records went, once.
+    let message = told("second-session").expect("the captured records are announced");
+    assert!(message.contains("memory records were captured from your last session into .claude/memory/"), "{message}");
+    assert_eq!(told("third-session"), None);
     let start = |source: &str, session: &str| {
         let v =
             serde_json::json!({"hook_event_name":"SessionStart","source":source,"cwd":p.path(),"session_id":session});

@@ -406,3 +406,66 @@ fn memory_writes_redact_the_corpus_and_planted_secrets_never_reach_disk_from_rea
         .collect();
     assert!(leaked.is_empty(), "{} secrets reached disk: {leaked:?}", leaked.len());
 }
+
+/// `<private>…</private>`, planted in an indexed file, a prompt and a transcript: never indexed,
+/// searched for, captured or echoed; the text around it still is.
+#[test]
+fn private_spans_are_never_indexed_captured_or_echoed() {
+    const HIDDEN: [&str; 3] = ["wombat", "lantern", "4412"];
+    let clean = |what: &str, text: &str| {
+        for h in HIDDEN {
+            assert!(!text.to_lowercase().contains(h), "{what}: {h:?} leaked:\n{text}");
+        }
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join("engine.toml"), "[hook]\ndaemon = false\n").unwrap();
+    std::fs::write(
+        root.join("office.md"),
+        "# Office notes\n\nThe office printer is by the east door.\n<PRIVATE>My home alarm code is 4412,\n\
+         wombat lantern.</private>\nThe printer takes A4 paper only.\n\n## Unclosed\n\nVisitors sign in. <private>\
+         the wombat lantern again, never closed\n",
+    )
+    .unwrap();
+    let (code, _, err) = engine(&["index", root.to_str().unwrap()], None);
+    assert_eq!(code, 0, "{err}");
+    // (A query is echoed in `--json`: the questions hold none of the hidden words.)
+    for args in [&["search", "home alarm code", "--json", "-k", "20"][..], &["search", "office printer paper", "--format", "context"]] {
+        let (code, out, err) = engine(args, Some(root));
+        assert_eq!(code, 0, "{err}");
+        clean("search", &out);
+    }
+    let (_, out, _) = engine(&["search", "office printer paper", "--json"], Some(root));
+    let hit = json(&out)["results"][0].clone();
+    assert_eq!(hit["path"], "office.md", "{out}");
+    assert!(hit["snippet"].as_str().is_some_and(|s| s.contains("[private] The printer takes A4")), "{out}");
+    // The lines after the span keep their numbers: the span's line breaks stay.
+    assert_eq!((hit["start_line"].as_u64(), hit["end_line"].as_u64()), (Some(1), Some(6)), "{out}");
+    // A prompt: the private part is not searched for and not echoed, the rest is answered.
+    let asked = prompt(root, "where is the office printer <private>next to my wombat lantern 4412</private>");
+    let (code, out, err) = hook_run(&asked, root);
+    assert_eq!(code, 0, "{err}");
+    clean("hook", &out);
+    clean("hook stderr", &err);
+    assert!(out.contains("office.md"), "{out} {err}");
+    // A transcript: the session record keeps the prompt without its private part.
+    let transcript = root.join("t.jsonl");
+    let lines = [
+        serde_json::json!({"type":"user","sessionId":"s-p","cwd":root,"message":{"content":"move the printer notes into the handbook <private>and my wombat lantern code 4412</private> today"},"timestamp":"2026-02-01T10:00:00Z"}),
+        serde_json::json!({"type":"assistant","sessionId":"s-p","message":{"content":[{"type":"text","text":"Done: the printer notes are in the handbook. <private>wombat</private>"}]},"timestamp":"2026-02-01T10:00:05Z"}),
+    ];
+    std::fs::write(&transcript, lines.iter().map(|l| format!("{l}\n")).collect::<String>()).unwrap();
+    let end = serde_json::json!({"hook_event_name":"SessionEnd","cwd":root,"session_id":"s-p","transcript_path":transcript,"reason":"other"});
+    let (code, _, err) = hook_run(end.to_string().as_bytes(), root);
+    assert_eq!(code, 0, "{err}");
+    clean("capture stderr", &err);
+    let memory = root.join(".claude/memory");
+    let written: Vec<String> = std::fs::read_dir(&memory)
+        .unwrap_or_else(|e| panic!("nothing captured ({e}): {err}"))
+        .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+        .collect();
+    assert!(written.iter().any(|t| t.contains("move the printer notes into the handbook")), "{written:?}");
+    for text in &written {
+        clean("record", text);
+    }
+}

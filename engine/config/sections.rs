@@ -350,6 +350,10 @@ section! {
         /// (a git work tree or a directory with `engine.toml`, owned by the user, never the home
         /// directory or `/`).
         auto_index: bool = true,
+        /// SessionStart answers within this many milliseconds: the digest comes from the live
+        /// index and any reindex runs detached at `background_nice`; a digest not ready in time
+        /// is left out (stderr says so).
+        session_start_budget_ms: u64 = 1000 => Bound::ints(DEADLINE_MS),
         /// Session digest: memory record categories it lists, newest first…
         digest_categories: Vec<String> = strings(&["decision", "convention"]),
         /// …at most this many…

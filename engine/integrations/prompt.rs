@@ -46,6 +46,8 @@ pub(crate) enum Gate {
 
 /// Decides what to do with a prompt; the hook and `engine eval`'s hook figures both go through it.
 pub fn gate(prompt: &str, config: &HookConfig) -> Gate {
+    // What the user marked private is neither searched for nor part of a refusal's reasons.
+    let prompt = &*secrets::without_private(prompt, " ");
     let (clean, secret) = secrets::redact(prompt);
     if secrets::mostly(prompt, secret) {
         return Gate::Refuse(format!(

@@ -22,6 +22,9 @@
 //! `{{ vault_x }}`, `${{ secrets.X }}`, `$(cmd)`, `op://…`) and code (`token =
 //! self.next_token()`, `password = os.environ["DB_PASSWORD"]`, type names, variables).
 //!
+//! A span the user marks `<private>…</private>` is treated like a secret wherever text is kept
+//! (it becomes `[private]`, its line breaks kept), and left out of what is searched for.
+//!
 //! Only the secret is replaced: the key name stays (`password = "[redacted]"`), so JSON stays
 //! JSON. Redaction must run on whole texts, before anything cuts them (a token cut at 100
 //! characters no longer matches its rule), and it never eats markup: a replaced span never holds
@@ -57,6 +60,31 @@ pub(crate) fn redact_owned(text: String) -> String {
 }
 
 fn redact_counted(text: &str) -> (Cow<'_, str>, usize) {
+    match without_private(text, PRIVATE) {
+        Cow::Borrowed(text) => redact_rules(text),
+        Cow::Owned(text) => {
+            let (clean, secret) = redact_rules(&text);
+            (Cow::Owned(clean.into_owned()), secret)
+        }
+    }
+}
+
+/// What a `<private>…</private>` span becomes where text is kept: a marker, and the span's line
+/// breaks, so line numbers after it still hold.
+pub(crate) const PRIVATE: &str = "[private]";
+
+/// `text` with every span the user marked `<private>…</private>` (any case; an unclosed one runs
+/// to the end of the text) replaced by `marker` and the span's line breaks.
+pub(crate) fn without_private<'t>(text: &'t str, marker: &str) -> Cow<'t, str> {
+    static SPAN: std::sync::LazyLock<regex::Regex> =
+        std::sync::LazyLock::new(|| regex::Regex::new(r"(?is)<private>.*?(?:</private\s*>|\z)").expect("valid regex"));
+    SPAN.replace_all(text, |c: &regex::Captures| {
+        let breaks = c[0].bytes().filter(|&b| b == b'\n').count();
+        format!("{marker}{}", "\n".repeat(breaks))
+    })
+}
+
+fn redact_rules(text: &str) -> (Cow<'_, str>, usize) {
     let spans = rules::spans(text);
     if spans.is_empty() {
         return (Cow::Borrowed(text), 0);
@@ -93,6 +121,16 @@ pub fn mostly(text: &str, secret_bytes: usize) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn private_spans_go_whole_keep_their_line_breaks_and_run_to_the_end_when_unclosed() {
+        assert_eq!(without_private("a <private>b\nc</private> d", PRIVATE), "a [private]\n d");
+        assert_eq!(without_private("a <Private>b</PRIVATE > d <private>e\nf", "_"), "a _ d _\n");
+        assert_eq!(without_private("nothing to hide", PRIVATE), "nothing to hide");
+        assert!(matches!(without_private("no tags", PRIVATE), Cow::Borrowed(_)));
+        // Redaction hides them too, before its rules run.
+        assert_eq!(redacted("x <private>password = hunter2hunter2</private> y"), "x [private] y");
+    }
 
     /// One example per family of rules (values made up for these tests), with the part that must
     /// go.

@@ -24,11 +24,20 @@ pub struct Outcome {
     pub stdout: Option<String>,
     /// What goes to stderr: notes on what failed or was skipped (`None`: nothing to report).
     pub stderr: Option<String>,
+    /// What the user should know or act on, shown to them by the client (the hook output's
+    /// `systemMessage`; on stderr with `--plain`). `None` when all is well.
+    pub message: Option<String>,
 }
 
 impl Outcome {
     fn quiet(why: impl Into<String>) -> Outcome {
-        Outcome { stdout: None, stderr: Some(format!("engine hook: {}", why.into())) }
+        Outcome { stderr: Some(format!("engine hook: {}", why.into())), ..Outcome::default() }
+    }
+
+    /// The same, with a message for the user.
+    fn telling(mut self, message: String) -> Outcome {
+        self.message = Some(message);
+        self
     }
 }
 
@@ -97,9 +106,20 @@ fn kind(v: &Value) -> &'static str {
     }
 }
 
-/// The JSON Claude Code reads from a hook's stdout.
-pub(crate) fn hook_output(event: &str, context: &str) -> String {
-    serde_json::json!({"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}}).to_string()
+/// The JSON Claude Code reads from a hook's stdout: context for the model, a message for the
+/// user, either or both (`None` when there is neither).
+pub(crate) fn hook_output(event: &str, context: Option<&str>, message: Option<&str>) -> Option<String> {
+    let mut out = serde_json::Map::new();
+    if let Some(context) = context {
+        out.insert(
+            "hookSpecificOutput".into(),
+            serde_json::json!({"hookEventName": event, "additionalContext": context}),
+        );
+    }
+    if let Some(message) = message {
+        out.insert("systemMessage".into(), Value::String(format!("engine: {message}")));
+    }
+    (!out.is_empty()).then(|| Value::Object(out).to_string())
 }
 
 /// Prints what the hook says and ends the process with status 0 at once, running no exit handlers.
@@ -156,13 +176,25 @@ fn project_dir() -> Option<PathBuf> {
     std::env::var_os("CLAUDE_PROJECT_DIR").map(PathBuf::from).filter(|d| d.is_dir())
 }
 
-/// Runs the hook on one payload. Never fails: problems become a line on stderr.
+/// Runs the hook on one payload. Never fails: problems become a line on stderr. The outcome's
+/// stdout is what the client reads (its JSON, or the context alone with `--plain`).
 pub fn run(input: &[u8], how: &Invocation) -> Outcome {
-    let plain = how.plain;
     let payload = match parse(input) {
         Ok(p) => p,
         Err(why) => return Outcome::quiet(format!("{why}; nothing added")),
     };
+    let out = dispatch(&payload, how);
+    if how.plain {
+        let stderr = out.stderr.into_iter().chain(out.message.map(|m| format!("engine: {m}")));
+        let stderr: Vec<String> = stderr.collect();
+        return Outcome { stdout: out.stdout, stderr: (!stderr.is_empty()).then(|| stderr.join("\n")), message: None };
+    }
+    let stdout = hook_output(&payload.event, out.stdout.as_deref(), out.message.as_deref());
+    Outcome { stdout, ..out }
+}
+
+/// The handler's outcome for one event, with the context (not yet wrapped for the client).
+fn dispatch(payload: &Payload, how: &Invocation) -> Outcome {
     let cwd = match project_dir().or_else(|| payload.cwd.clone()).or_else(|| std::env::current_dir().ok()) {
         Some(c) => c,
         None => return Outcome::quiet("no cwd in the payload; nothing added"),
@@ -174,7 +206,7 @@ pub fn run(input: &[u8], how: &Invocation) -> Outcome {
             let home = std::env::var_os("HOME").map(PathBuf::from);
             return match own_project(&cwd, home.as_deref()) {
                 // The project's engine.toml applies even before it has an index ([capture] enabled).
-                Some(root) => capture::on_capture(&payload, &root, None, &how.settings(&root.join(".engine")).0),
+                Some(root) => capture::on_capture(payload, &root, None, &how.settings(&root.join(".engine")).0),
                 None => Outcome::quiet(format!("no project of yours at or above {}; nothing captured", cwd.display())),
             };
         }
@@ -192,27 +224,29 @@ pub fn run(input: &[u8], how: &Invocation) -> Outcome {
     };
     let (settings, config_warnings) = how.settings(&index);
     let out = match payload.event.as_str() {
-        "UserPromptSubmit" => prompt::on_prompt(&payload, &index, settings),
-        "SessionStart" => session::on_session_start(&payload, &index, &settings),
-        "PostToolUse" => prompt::on_tool_use(&payload, &index),
+        "UserPromptSubmit" => prompt::on_prompt(payload, &index, settings),
+        "SessionStart" => session::on_session_start(payload, &index, &settings),
+        "PostToolUse" => prompt::on_tool_use(payload, &index),
         "PreCompact" | "SessionEnd" => {
             let root = index.parent().unwrap_or(&index).to_path_buf();
-            capture::on_capture(&payload, &root, Some(&index), &settings)
+            capture::on_capture(payload, &root, Some(&index), &settings)
         }
         _ => return Outcome::default(),
     };
-    // Handlers give the context itself; Claude Code reads it wrapped in its JSON.
-    let stdout = out.stdout.map(|c| if plain { c } else { hook_output(&payload.event, &c) });
     let mut stderr: Vec<String> = config_warnings.iter().map(|w| format!("engine hook: {w}")).collect();
     if !found.distrusted.is_empty() {
         stderr.insert(0, format!("engine hook: {}", found.distrusted.join("; ")));
     }
     stderr.extend(out.stderr);
-    Outcome { stdout, stderr: (!stderr.is_empty()).then(|| stderr.join("\n")) }
+    Outcome { stderr: (!stderr.is_empty()).then(|| stderr.join("\n")), ..out }
 }
 
 fn answer(context: Option<String>, notes: Vec<String>) -> Outcome {
-    Outcome { stdout: context, stderr: (!notes.is_empty()).then(|| format!("engine hook: {}", notes.join("; "))) }
+    Outcome {
+        stdout: context,
+        stderr: (!notes.is_empty()).then(|| format!("engine hook: {}", notes.join("; "))),
+        message: None,
+    }
 }
 
 /// Whether edits were recorded since the last reindex; clears the record.
@@ -270,9 +304,9 @@ fn first_run(cwd: &Path) -> Option<Outcome> {
         true => "started indexing",
         false => "already indexing",
     };
-    Some(Outcome::quiet(format!(
-        "{what} {} in the background (first run); prompts get context once its text is searchable",
-        root.display()
+    let why = format!("{what} {} in the background (first run)", root.display());
+    Some(Outcome::quiet(format!("{why}; prompts get context once its text is searchable")).telling(format!(
+        "{what} this project in the background (first run); prompts get context from it in a minute or so"
     )))
 }
 

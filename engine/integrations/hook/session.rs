@@ -1,42 +1,85 @@
 //! `SessionStart`: the index brought up to date and the session digest (the last session's record,
 //! project decisions and conventions, files changed since), chosen by why the session started.
 
-use super::{answer, take_pending, Outcome, Payload};
+use super::{answer, reindex_unless_locked, take_pending, Outcome, Payload};
 use crate::config::{HookConfig, Settings};
 use crate::context::clean;
 use crate::error::Result;
-use crate::integrations::prompt::reindex;
 use crate::memory::{category, MemoryStore, Stored};
 use std::collections::HashSet;
 use std::path::Path;
+use std::time::Duration;
 
 /// File in the index directory with the document hashes seen at the last session start.
 pub(crate) const SESSION_SNAPSHOT: &str = "session-docs.json";
 
+/// File in the index directory with the ids of the captured memory records the last `startup`
+/// saw.
+const SESSION_RECORDS: &str = "session-records.json";
+
 pub(super) fn on_session_start(payload: &Payload, index: &Path, settings: &Settings) -> Outcome {
-    let source = payload.source.as_deref().unwrap_or("startup");
-    let root = index.parent().unwrap_or(index).to_path_buf();
-    // Bring the index up to date (edits recorded since, files changed outside the session).
-    take_pending(index);
+    let source = Source::parse(payload.source.as_deref().unwrap_or("startup"));
     let mut notes = Vec::new();
-    let models = crate::Models::locate().map(|m| m.cached_in(index));
-    match models {
-        Ok(m) => {
-            let embedder = crate::embed::LazyOnnxEmbedder::new(m, settings);
-            if let Err(e) = reindex(index, settings, &embedder) {
-                notes.push(format!("reindex failed: {e}"));
-            }
-        }
+    let mut tell = Vec::new();
+    // The index catches up (edits recorded since, files changed outside the session) in a process
+    // of its own: a pull that brought thousands of files must not hold the session up.
+    take_pending(index);
+    match reindex_unless_locked(index, &settings.hook) {
+        Ok(true) => {}
+        // The run holding the index may have walked past files changed since: the next prompt
+        // starts another once it is done.
+        Ok(false) => crate::integrations::prompt::defer_reindex(index),
         Err(e) => notes.push(format!("reindex skipped: {e}")),
     }
-    let source = Source::parse(source);
-    match session_digest(index, &root, settings, source, payload.session_id.as_deref()) {
-        Ok(digest) => answer(digest, notes),
-        Err(e) => {
-            notes.push(e.to_string());
-            answer(None, notes)
-        }
+    if let Err(e) = crate::Models::locate() {
+        tell.push(format!("no embedding model, so answers come from keyword search only: {e}"));
     }
+    let budget = Duration::from_millis(settings.hook.session_start_budget_ms);
+    let digest = within(budget, {
+        let (index, settings, session) = (index.to_path_buf(), settings.clone(), payload.session_id.clone());
+        move || {
+            let root = index.parent().unwrap_or(&index).to_path_buf();
+            session_digest(&index, &root, &settings, source, session.as_deref())
+        }
+    });
+    let context = match digest {
+        Some(Ok(digest)) => {
+            if source == Source::Startup && digest.captured > 0 {
+                tell.push(format!(
+                    "{} memory records were captured from your last session into .claude/memory/ (review them; commit what the team should keep)",
+                    digest.captured
+                ));
+            }
+            digest.text
+        }
+        Some(Err(crate::Error::IndexCorrupt { reason, .. })) => {
+            // The detached run started above rebuilds a damaged index by itself.
+            tell.push(format!("the index is damaged ({reason}) and is being rebuilt in the background"));
+            None
+        }
+        Some(Err(e)) => {
+            notes.push(e.to_string());
+            None
+        }
+        None => {
+            notes.push(format!("the digest was not ready within [hook] session_start_budget_ms ({} ms)", budget.as_millis()));
+            None
+        }
+    };
+    let out = answer(context, notes);
+    if tell.is_empty() { out } else { out.telling(tell.join("; ")) }
+}
+
+/// Runs `work` in a thread and waits at most `budget` for it (`None`: late, or it panicked). A late
+/// worker is left behind: the hook process ends with its answer ([`super::finish`]).
+fn within<T: Send + 'static>(budget: Duration, work: impl FnOnce() -> T + Send + 'static) -> Option<T> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        if let Ok(value) = crate::error::catch_panic(work) {
+            let _ = tx.send(value);
+        }
+    });
+    rx.recv_timeout(budget).ok()
 }
 
 /// Why a session started, as `SessionStart` says; it decides what the digest holds.
@@ -69,6 +112,13 @@ impl Source {
     }
 }
 
+/// What a session start hands over: the digest for the model, and how many records were captured
+/// from sessions since the last one started (only counted for `startup`), for the user.
+pub(crate) struct Digest {
+    pub(crate) text: Option<String>,
+    pub(crate) captured: usize,
+}
+
 /// The session digest, chosen by `source`: records of the last (`startup`) or this session
 /// (`resume`, `compact`), then project knowledge (the `[hook] digest_categories`, newest first),
 /// then the files changed since the last session started (`startup`, `resume`, `fork`). Superseded
@@ -80,11 +130,12 @@ pub(crate) fn session_digest(
     settings: &Settings,
     source: Source,
     session_id: Option<&str>,
-) -> Result<Option<String>> {
+) -> Result<Digest> {
     const OPEN: &str = "<memory-context kind=\"session\">\n";
     const CLOSE: &str = "</memory-context>\n";
     let config = &settings.hook;
     let all = MemoryStore::at_root(root).load()?;
+    let captured = if source == Source::Startup { captured_since_last_session(index, &all) } else { 0 };
     let picked = pick_records(&all, source, session_id, config);
     let changes = matches!(source, Source::Startup | Source::Resume | Source::Fork);
     let room = if changes { config.digest_max_chars * 3 / 4 } else { config.digest_max_chars };
@@ -99,7 +150,21 @@ pub(crate) fn session_digest(
     if changes {
         body.push_str(&changes_note(index, used, settings)?);
     }
-    Ok((!body.is_empty()).then(|| format!("{OPEN}{body}{CLOSE}")))
+    Ok(Digest { text: (!body.is_empty()).then(|| format!("{OPEN}{body}{CLOSE}")), captured })
+}
+
+/// Records captured from sessions (they carry a session id) that the last `startup` did not see;
+/// remembers what this one sees. 0 the first time.
+fn captured_since_last_session(index: &Path, all: &[Stored]) -> usize {
+    let path = index.join(SESSION_RECORDS);
+    let now: std::collections::BTreeSet<&str> =
+        all.iter().filter(|s| s.record.session_id.is_some()).map(|s| s.record.id.as_str()).collect();
+    let before: Option<std::collections::BTreeSet<String>> =
+        std::fs::read_to_string(&path).ok().and_then(|t| serde_json::from_str(&t).ok());
+    if let Ok(json) = serde_json::to_string(&now) {
+        let _ = crate::files::atomic::write_atomic(&path, json.as_bytes());
+    }
+    before.map_or(0, |before| now.iter().filter(|id| !before.contains(**id)).count())
 }
 
 fn chars(s: &str) -> usize {
