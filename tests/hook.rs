@@ -523,7 +523,8 @@ fn session_start_hands_2000_new_files_to_a_background_run_and_answers_with_the_d
     // At normal priority: at the lowest, a busy machine (the rest of the suite) can starve the
     // background run for as long as it stays busy.
     let p = project(&format!("{IN_PROCESS}background_nice = 0\n"));
-    let start = serde_json::json!({"hook_event_name":"SessionStart","source":"startup","cwd":p.path(),"session_id":"s"});
+    let start =
+        serde_json::json!({"hook_event_name":"SessionStart","source":"startup","cwd":p.path(),"session_id":"s"});
     let (code, _, err) = hook(start.to_string().as_bytes(), &[], &[]);
     assert_eq!(code, 0, "{err}");
     let bulk = p.path().join("docs/bulk");
@@ -543,7 +544,10 @@ fn session_start_hands_2000_new_files_to_a_background_run_and_answers_with_the_d
     assert_eq!((code, err.as_str()), (0, ""));
     let out: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
     let digest = out["hookSpecificOutput"]["additionalContext"].as_str().unwrap_or_else(|| panic!("{out}"));
-    assert!(digest.starts_with("<memory-context kind=\"session\">") && digest.contains("category=\"decision\""), "{digest}");
+    assert!(
+        digest.starts_with("<memory-context kind=\"session\">") && digest.contains("category=\"decision\""),
+        "{digest}"
+    );
     assert!(out.get("systemMessage").is_none(), "all is well: nothing to tell the user: {out}");
     assert!(took < Duration::from_secs(60), "SessionStart took {took:?}: was the reindex run in the foreground?");
     let found = until_answered(p.path(), "which team owns the quokka settlement keys", "note-1234.md");

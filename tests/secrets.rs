@@ -430,7 +430,10 @@ fn private_spans_are_never_indexed_captured_or_echoed() {
     let (code, _, err) = engine(&["index", root.to_str().unwrap()], None);
     assert_eq!(code, 0, "{err}");
     // (A query is echoed in `--json`: the questions hold none of the hidden words.)
-    for args in [&["search", "home alarm code", "--json", "-k", "20"][..], &["search", "office printer paper", "--format", "context"]] {
+    for args in [
+        &["search", "home alarm code", "--json", "-k", "20"][..],
+        &["search", "office printer paper", "--format", "context"],
+    ] {
         let (code, out, err) = engine(args, Some(root));
         assert_eq!(code, 0, "{err}");
         clean("search", &out);

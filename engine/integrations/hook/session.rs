@@ -62,12 +62,19 @@ pub(super) fn on_session_start(payload: &Payload, index: &Path, settings: &Setti
             None
         }
         None => {
-            notes.push(format!("the digest was not ready within [hook] session_start_budget_ms ({} ms)", budget.as_millis()));
+            notes.push(format!(
+                "the digest was not ready within [hook] session_start_budget_ms ({} ms)",
+                budget.as_millis()
+            ));
             None
         }
     };
     let out = answer(context, notes);
-    if tell.is_empty() { out } else { out.telling(tell.join("; ")) }
+    if tell.is_empty() {
+        out
+    } else {
+        out.telling(tell.join("; "))
+    }
 }
 
 /// Runs `work` in a thread and waits at most `budget` for it (`None`: late, or it panicked). A late
