@@ -122,6 +122,7 @@ fn the_official_python_client_drives_every_tool_and_the_server_survives_what_it_
     assert_eq!(code, 0, "the client script failed:\n{err}");
     let r: Value =
         serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("report is not JSON ({e}): {out}\n{err}"));
+    // Not an error, and (the SDK checked) its structured content conforms to the outputSchema.
     let ok = |k: &str| {
         assert_eq!(r[k]["error"], json!(false), "{k}: {}", r[k]);
         &r[k]
@@ -140,7 +141,8 @@ fn the_official_python_client_drives_every_tool_and_the_server_survives_what_it_
     assert!(r["tools_capability"].as_bool().unwrap() && r["instructions"].as_str().unwrap().contains("search"));
     assert_eq!(r["legacy_ping"], json!(true));
 
-    // The tool list: five tools, short descriptions, object schemas with the required arguments.
+    // The tool list: five tools, short descriptions, object schemas with the required arguments,
+    // and an output schema each, strict (a field it does not declare breaks it).
     let tools = r["tools"].as_object().unwrap();
     assert_eq!(tools.keys().collect::<Vec<_>>(), ["search", "get", "remember", "forget", "recent"]);
     for (name, t) in tools {
@@ -148,31 +150,63 @@ fn the_official_python_client_drives_every_tool_and_the_server_survives_what_it_
         assert!(!d.is_empty() && d.len() <= 400, "{name}: {} characters", d.len());
         assert_eq!(t["schema"]["type"], "object", "{name}");
         assert_eq!(t["schema"]["additionalProperties"], json!(false), "{name}");
+        assert_eq!(t["output_schema"]["type"], "object", "{name}");
+        assert_eq!(t["output_schema"]["additionalProperties"], json!(false), "{name}");
     }
+    assert_eq!(tools["search"]["schema"]["properties"]["timings"]["type"], "boolean");
+    assert_eq!(tools["search"]["output_schema"]["required"], json!(["results", "next"]));
+    // The SDK's check is on: it passed the real answer and refused the same one tampered with.
+    assert_eq!((&r["schema_accepts_real"], &r["schema_rejects_tampered"]), (&json!(true), &json!(true)));
     assert_eq!(tools["search"]["schema"]["required"], json!(["query"]));
     assert_eq!(tools["remember"]["schema"]["required"], json!(["title", "content"]));
     assert_eq!(tools["search"]["annotations"]["readOnlyHint"], json!(true));
     assert_eq!(tools["forget"]["annotations"]["destructiveHint"], json!(true));
 
-    // search: compact hits, the decision first; filters hold.
+    // search: compact hits, the decision first, the next step; no echo of the arguments, no
+    // timings unless asked for; filters hold.
     let hits = results("search");
     assert_eq!(hits.len(), 3);
-    assert!(hits[0]["path"].as_str().unwrap().ends_with("decision-session-store.json"), "{}", r["search"]);
-    assert_eq!(hits[0]["confidence"], "high");
+    assert!(
+        hits[0]["id"].as_str().unwrap().starts_with(".claude/memory/decision-session-store.json#"),
+        "{}",
+        r["search"]
+    );
+    assert_eq!((&hits[0]["confidence"], &hits[0]["category"]), (&json!("high"), &json!("decision")));
     for h in &hits {
-        for key in ["id", "path", "title", "summary", "confidence"] {
+        for key in ["id", "title", "summary", "confidence"] {
             assert!(h[key].as_str().is_some_and(|s| !s.is_empty()), "{key} in {h}");
         }
+        let lines = h["lines"].as_array().unwrap();
+        assert!(lines.len() == 2 && lines[0].as_u64() <= lines[1].as_u64(), "{h}");
         assert!(h["summary"].as_str().unwrap().chars().count() <= 161, "{h}");
     }
+    let answered = &ok("search")["structured"];
+    let keys: Vec<&String> = answered.as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["results", "next"], "no warning on an answerable query, nothing unasked: {answered}");
+    assert!(answered["next"].as_str().unwrap().contains("get with an id"), "{answered}");
     let text = ok("search")["text"].as_str().unwrap();
-    assert!(text.contains("(id .claude/memory/decision-session-store.json#"), "{text}");
+    assert!(text.contains(".claude/memory/decision-session-store.json#") && text.contains("get with an id"), "{text}");
     let filtered = results("search_filtered");
     assert!(!filtered.is_empty());
-    assert!(
-        filtered.iter().all(|h| h["kind"] == "code" && h["path"].as_str().unwrap().starts_with("src/")),
-        "{filtered:?}"
-    );
+    for h in &filtered {
+        let id = h["id"].as_str().unwrap();
+        let path = id.rsplit_once('#').unwrap().0;
+        assert!(path.starts_with("src/") && !path.ends_with(".md") && h.get("category").is_none(), "{filtered:?}");
+    }
+    // A question the project does not answer: the warning is in the structured content the model
+    // reads, before the hits, and in the text.
+    let unanswerable = ok("search_unanswerable");
+    let warning =
+        unanswerable["structured"]["warning"].as_str().unwrap_or_else(|| panic!("no warning: {unanswerable}"));
+    assert!(warning.contains("Nothing here seems to answer this") && warning.contains("rephrase"), "{warning}");
+    assert!(!unanswerable["structured"]["results"].as_array().unwrap().is_empty());
+    assert!(unanswerable["text"].as_str().unwrap().starts_with(warning), "{unanswerable}");
+    let none = &ok("search_no_hits")["structured"];
+    assert_eq!(none["results"], json!([]));
+    assert!(none.get("warning").is_none(), "{none}");
+    assert_eq!(none["next"], "Try other words, or drop the kind/path filter.", "already bm25: {none}");
+    let timed = &ok("search_timings")["structured"];
+    assert!(timed["timings_ms"]["total"].as_f64().is_some_and(|ms| ms > 0.0), "{timed}");
     tool_error("search_no_query", "needs a query");
     tool_error("search_bad_k", "k must be an integer 1 to 50");
     tool_error("search_unknown_argument", "no argument \"top_k\"");
@@ -180,20 +214,22 @@ fn the_official_python_client_drives_every_tool_and_the_server_survives_what_it_
 
     // get: by id, with neighbours, by lines, within a budget; nothing outside the project.
     assert!(ok("get_id")["text"].as_str().unwrap().contains("Memcached evicted"), "{}", r["get_id"]);
-    let roles: Vec<&str> = ok("get_neighbours")["structured"]["chunks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["role"].as_str().unwrap())
-        .collect();
-    assert!(roles.contains(&"hit") && roles.contains(&"before") && roles.contains(&"after"), "{roles:?}");
+    let chunks = ok("get_neighbours")["structured"]["chunks"].as_array().unwrap().clone();
+    let roles: Vec<&str> = chunks.iter().map(|c| c["role"].as_str().unwrap_or("asked for")).collect();
+    assert_eq!(roles, ["before", "asked for", "after"], "{chunks:?}");
+    assert_eq!(chunks[1]["id"], "src/session_store.rs#21");
     let lines = &ok("get_lines")["structured"]["chunks"][0];
-    assert_eq!(lines["path"], "src/quota.ts");
-    assert!(lines["start_line"].as_u64().unwrap() <= 8 && lines["end_line"].as_u64().unwrap() >= 3, "{lines}");
+    assert!(lines["id"].as_str().unwrap().starts_with("src/quota.ts#"), "{lines}");
+    assert!(lines["lines"][0].as_u64().unwrap() <= 8 && lines["lines"][1].as_u64().unwrap() >= 3, "{lines}");
     assert!(lines["text"].as_str().unwrap().contains("interface Quota"), "{lines}");
+    // Within 100 tokens: part of the runbook, and a note saying what was left out and how to have it.
     let budget = &ok("get_budget")["structured"];
-    assert!(budget["tokens"].as_u64().unwrap() <= 100, "{budget}");
-    assert!(budget["left_out"].as_u64().unwrap() > 0 || budget["truncated"] == json!(true), "{budget}");
+    let shown: usize = budget["chunks"].as_array().unwrap().iter().map(|c| c["text"].as_str().unwrap().len()).sum();
+    let whole = std::fs::read_to_string(project.path().join("docs/runbook.md")).unwrap().len();
+    assert!(shown > 0 && shown < whole / 2, "{shown} of {whole} bytes: {budget}");
+    let note = budget["note"].as_str().unwrap_or_default();
+    assert!(note.contains("max_tokens = 100") && (note.contains("left out") || note.contains("raise it")), "{budget}");
+    assert!(ok("get_budget")["text"].as_str().unwrap().contains(note));
     tool_error("get_outside", "outside the project");
     tool_error("get_absolute_outside", "outside the project");
     tool_error("get_not_indexed", "not in the index");
@@ -465,6 +501,30 @@ fn a_call_cancelled_while_queued_gets_no_answer_and_the_next_one_does() {
 }
 
 #[test]
+fn a_client_of_an_older_revision_is_offered_one_that_has_output_schemas() {
+    // outputSchema and structuredContent came with 2025-06-18: a client asking for an older
+    // revision is answered with the newest this server speaks (the client then goes on or leaves),
+    // never with the revision it asked for.
+    let index = crate::common::sample_index();
+    for (asked, agreed) in [
+        ("2025-03-26", "2025-11-25"),
+        ("2024-11-05", "2025-11-25"),
+        ("2025-06-18", "2025-06-18"),
+        ("2025-11-25", "2025-11-25"),
+    ] {
+        let mut s = Raw::uninitialized(&std::env::temp_dir(), &["--index", index.to_str().unwrap()], None);
+        s.send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": asked, "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}));
+        s.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
+        let got = s.until(2);
+        assert_eq!(got[0]["result"]["protocolVersion"], agreed, "asked for {asked}");
+        for tool in got[1]["result"]["tools"].as_array().unwrap() {
+            assert_eq!(tool["outputSchema"]["type"], "object", "{tool}");
+        }
+        s.finish();
+    }
+}
+
+#[test]
 fn an_index_that_appears_or_changes_while_the_server_runs_is_picked_up() {
     let project = crate::common::sample_copy();
     // A project: a git work tree, so memory may be written before it has an index.
@@ -492,6 +552,34 @@ fn an_index_that_appears_or_changes_while_the_server_runs_is_picked_up() {
 }
 
 #[test]
+fn ids_reach_the_model_cleaned_of_secrets_and_control_characters_and_still_get_their_chunk() {
+    // File names are the project's text too: the id a hit shows the model (in the structured
+    // result and the text) is redacted and stripped like the rest, and get still finds the chunk.
+    let project = crate::common::sample_copy();
+    let token = "ghp_Zx9Qw8Er7Ty6Ui5Op4As3Df2Gh1Jk0LzXcVb";
+    std::fs::write(project.path().join(format!("docs/{token}.md")), "# Okapi\n\nThe okapi cache warms at six.\n")
+        .unwrap();
+    std::fs::write(project.path().join("docs/zebra\u{202E}dm.txt"), "The zebra queue drains every night.\n").unwrap();
+    index(project.path());
+    let mut s = Raw::start(project.path(), &[]);
+    for (n, (query, file)) in
+        [("okapi cache warming", "okapi"), ("zebra queue draining", "zebra")].into_iter().enumerate()
+    {
+        let found = s.call(2 * n as i64 + 1, "search", json!({"query": query, "k": 1, "mode": "bm25"}));
+        let id = found["structuredContent"]["results"][0]["id"].as_str().unwrap_or_default().to_string();
+        let everything = found.to_string();
+        assert!(!everything.contains("ghp_Zx9") && !everything.contains('\u{202E}'), "{file}: {everything}");
+        assert!(id.starts_with("docs/") && (id.contains("[redacted]") || id.starts_with("docs/zebradm.txt#")), "{id}");
+        assert!(text_of(&found).contains(&id), "{found}");
+        let got = s.call(2 * n as i64 + 2, "get", json!({"id": id}));
+        assert_eq!(got["isError"], json!(false), "{got}");
+        assert!(got["structuredContent"]["chunks"][0]["text"].as_str().unwrap().contains(file), "{got}");
+        assert!(!got.to_string().contains("ghp_Zx9"), "{got}");
+    }
+    s.finish();
+}
+
+#[test]
 fn without_a_model_search_answers_from_bm25_and_says_so_and_memory_is_still_saved() {
     let project = indexed_sample();
     let broken = crate::common::broken_models();
@@ -499,7 +587,8 @@ fn without_a_model_search_answers_from_bm25_and_says_so_and_memory_is_still_save
     let found = s.call(1, "search", json!({"query": "why did we move sessions to redis?", "k": 2}));
     assert_eq!(found["isError"], json!(false), "{found}");
     assert!(text_of(&found).contains("BM25 only") && text_of(&found).contains("Redis"), "{found}");
-    assert_eq!(found["structuredContent"]["degraded"], json!(true));
+    let note = found["structuredContent"]["note"].as_str().unwrap_or_default();
+    assert!(note.starts_with("BM25 only"), "the structured result says so too: {found}");
     let vector = s.call(2, "search", json!({"query": "sessions", "mode": "vector"}));
     assert!(text_of(&vector).contains("BM25 only"), "{vector}");
     let saved =

@@ -2,6 +2,10 @@
 tests/mcp.rs asks: the handshake, the tool list, every tool, bad and oversized calls, an unknown
 tool, a cancelled call. Prints one JSON object of observations; tests/mcp.rs judges them.
 
+The SDK checks every result that is not an error against its tool's outputSchema (from the tool
+list) and raises when it does not conform; such a call is reported with `schema_error`, and a
+result tampered with on purpose shows the check is on.
+
     python mcp_client.py ENGINE PROJECT LOGDIR
 
 Each session's server runs as `tee in.log | ENGINE mcp 2>err.log | tee out.log` in a directory of
@@ -49,6 +53,18 @@ async def call(client, name, arguments, **kw):
         return outcome(await client.call_tool(name, arguments, **kw))
     except MCPError as e:
         return {"protocol_error": e.error.code, "message": e.error.message}
+    except RuntimeError as e:
+        # What the SDK raises when structured content breaks the tool's outputSchema.
+        return {"schema_error": str(e)}
+
+
+async def rejects(client, name, result):
+    """Whether the SDK's output-schema check refuses `result` as an answer of tool `name`."""
+    try:
+        await client.session.validate_tool_result(name, result)
+    except RuntimeError:
+        return True
+    return False
 
 
 async def main():
@@ -67,11 +83,21 @@ async def main():
 
         tools = (await client.list_tools()).tools
         report["tools"] = {
-            t.name: {"description": t.description, "schema": t.input_schema, "annotations": t.annotations.model_dump(by_alias=True, exclude_none=True) if t.annotations else None}
+            t.name: {"description": t.description, "schema": t.input_schema, "output_schema": t.output_schema, "annotations": t.annotations.model_dump(by_alias=True, exclude_none=True) if t.annotations else None}
             for t in tools
         }
 
         report["search"] = await call(client, "search", {"query": "why did we move sessions to redis?", "k": 3})
+        report["search_unanswerable"] = await call(client, "search", {"query": "how do I bake sourdough bread?", "k": 3})
+        report["search_no_hits"] = await call(client, "search", {"query": "zzqxv", "mode": "bm25", "kind": "memory"})
+        report["search_timings"] = await call(client, "search", {"query": "upload quota", "k": 1, "timings": True})
+        # The check is on: the real answer passes, the same answer with a field it does not
+        # declare, or without its results, does not.
+        real = await client.call_tool("search", {"query": "upload quota", "k": 1})
+        report["schema_accepts_real"] = not await rejects(client, "search", real)
+        extra = real.model_copy(update={"structured_content": {**real.structured_content, "answers": False}})
+        missing = real.model_copy(update={"structured_content": {"next": "x"}})
+        report["schema_rejects_tampered"] = await rejects(client, "search", extra) and await rejects(client, "search", missing)
         report["search_filtered"] = await call(client, "search", {"query": "session expiry", "kind": "code", "path": "src/"})
         report["search_no_query"] = await call(client, "search", {})
         report["search_bad_k"] = await call(client, "search", {"query": "redis", "k": 0})

@@ -104,7 +104,7 @@ for index in indexes:
         s.ask("tools/call", {"name": "search", "arguments": {"query": q}})  # warm up
     search, ids, inside, embed = [], [], [], []
     for i in range(rounds):
-        result, ms = s.ask("tools/call", {"name": "search", "arguments": {"query": queries[i % len(queries)]}})
+        result, ms = s.ask("tools/call", {"name": "search", "arguments": {"query": queries[i % len(queries)], "timings": True}})
         search.append(ms)
         inside.append(result["structuredContent"]["timings_ms"]["total"])
         embed.append(result["structuredContent"]["timings_ms"]["embed"])

@@ -4,7 +4,8 @@
 //! records under `.claude/memory/`, indexed as they change).
 //!
 //! The protocol is JSON-RPC 2.0, one message per line, with the `initialize` handshake of MCP
-//! 2025-06-18 and 2025-11-25 (the newer when the client offers an unknown version). It is written
+//! 2025-06-18 and 2025-11-25 (the newer when the client offers another: the tools' output schemas
+//! came with 2025-06-18, so an older revision is never agreed). It is written
 //! here on serde_json rather than with the rmcp SDK, which for five tools would add an async
 //! runtime and dozens of crates to the build (docs/guide.md, "MCP server").
 //!
@@ -21,6 +22,7 @@
 //! inside a tool is caught and reported the same way.
 
 mod install;
+mod results;
 mod tools;
 
 pub use install::{config_path, install, uninstall, SERVER_NAME};

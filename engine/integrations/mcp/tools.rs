@@ -6,6 +6,9 @@
 //! again here, with control and format characters removed): `get` never reads a file from disk, so
 //! it shows nothing the index does not hold, and refuses paths outside the project.
 
+use super::results::{
+    chunk_header, Forgotten, GetChunk, GetReply, RecentRecord, RecentReply, Remembered, Reply, SearchHit, SearchReply,
+};
 use crate::config::{Mode, Settings};
 use crate::error::Error;
 use crate::hit::Hit;
@@ -13,7 +16,6 @@ use crate::index::reader::ChunkReader;
 use crate::ingest::Source;
 use crate::memory::{self, Added, MemoryRecord, MemoryStore};
 use crate::search::{Engine, SearchRequest};
-use serde::Serialize;
 use serde_json::{json, Map, Value};
 use std::path::{Component, Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -53,7 +55,7 @@ pub(crate) fn list() -> Value {
         {
             "name": "search",
             "title": "Search the project",
-            "description": "Search this project's code, docs and memory records (decisions, conventions, fixes from earlier sessions) by meaning and keywords. Returns compact hits: id, path:lines, title, confidence (high/medium/low), a one-line summary. Then call get with an id for the full text.",
+            "description": "Search this project's code, docs and memory records (decisions, conventions, fixes from earlier sessions) by meaning and keywords. Returns compact hits (id = path#number, lines, title, confidence high/medium/low, a one-line summary), a warning when nothing seems to answer, and the next step: get with an id gives the full text.",
             "inputSchema": {
                 "type": "object",
                 "properties": {
@@ -61,11 +63,13 @@ pub(crate) fn list() -> Value {
                     "k": {"type": "integer", "minimum": 1, "maximum": MAX_K, "default": 10, "description": "Number of hits."},
                     "mode": {"type": "string", "enum": ["hybrid", "bm25", "vector"], "default": "hybrid", "description": "hybrid (default); bm25 for exact words and identifiers; vector for meaning alone."},
                     "kind": {"type": "string", "enum": ["code", "docs", "memory"], "description": "Only code, only docs (Markdown and text), or only memory records."},
-                    "path": {"type": "string", "description": "Only files under this path prefix, relative to the project root (e.g. src/auth/)."}
+                    "path": {"type": "string", "description": "Only files under this path prefix, relative to the project root (e.g. src/auth/)."},
+                    "timings": {"type": "boolean", "default": false, "description": "Add timings_ms, milliseconds per stage (for benchmarks)."}
                 },
                 "required": ["query"],
                 "additionalProperties": false
             },
+            "outputSchema": SearchReply::schema(),
             "annotations": {"readOnlyHint": true, "openWorldHint": false}
         },
         {
@@ -84,6 +88,7 @@ pub(crate) fn list() -> Value {
                 },
                 "additionalProperties": false
             },
+            "outputSchema": GetReply::schema(),
             "annotations": {"readOnlyHint": true, "openWorldHint": false}
         },
         {
@@ -101,6 +106,7 @@ pub(crate) fn list() -> Value {
                 "required": ["title", "content"],
                 "additionalProperties": false
             },
+            "outputSchema": Remembered::schema(),
             "annotations": {"readOnlyHint": false, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false}
         },
         {
@@ -113,12 +119,13 @@ pub(crate) fn list() -> Value {
                 "required": ["id"],
                 "additionalProperties": false
             },
+            "outputSchema": Forgotten::schema(),
             "annotations": {"readOnlyHint": false, "destructiveHint": true, "idempotentHint": false, "openWorldHint": false}
         },
         {
             "name": "recent",
             "title": "Newest memory records",
-            "description": "The newest memory records (superseded ones left out), optionally of one category: id, category, date, title and the start of the content.",
+            "description": "The newest memory records (superseded ones left out), optionally of one category: id, date, category, file, tags, title and the start of the content.",
             "inputSchema": {
                 "type": "object",
                 "properties": {
@@ -127,12 +134,14 @@ pub(crate) fn list() -> Value {
                 },
                 "additionalProperties": false
             },
+            "outputSchema": RecentReply::schema(),
             "annotations": {"readOnlyHint": true, "openWorldHint": false}
         }
     ])
 }
 
-/// A tool's answer: text for the model, the same as JSON for programs, and whether it failed.
+/// A tool's answer: the structured result (what Claude Code hands the model), the same as text,
+/// and whether it failed.
 pub(crate) struct Output {
     text: String,
     structured: Option<Value>,
@@ -140,8 +149,9 @@ pub(crate) struct Output {
 }
 
 impl Output {
-    fn ok(text: String, structured: Value) -> Output {
-        Output { text, structured: Some(structured), error: false }
+    fn ok(reply: &impl Reply) -> Output {
+        let structured = serde_json::to_value(reply).expect("a reply serializes");
+        Output { text: reply.text(), structured: Some(structured), error: false }
     }
 
     /// A tool error: the model reads `text` and can act on it.
@@ -374,7 +384,7 @@ impl State {
     }
 
     fn search(&mut self, args: &Map<String, Value>) -> ToolResult {
-        let a = Args::new(args, "search", &["query", "k", "mode", "kind", "path"])?;
+        let a = Args::new(args, "search", &["query", "k", "mode", "kind", "path", "timings"])?;
         let query = a.string("query")?.ok_or("search needs a query: a question, identifiers or keywords")?;
         let query = query.trim();
         if query.is_empty() {
@@ -398,6 +408,7 @@ impl State {
             Some(p) => Some(self.prefix(p)?),
             None => None,
         };
+        let timings = a.boolean("timings")?.unwrap_or(false);
         let open = self.opened()?;
         let filtered = kind.is_some() || prefix.is_some();
         let fetch = if filtered { k.max(self.settings.search.top_n).min(*crate::config::bounds::K.end()) } else { k };
@@ -409,59 +420,29 @@ impl State {
                 _ => h.kind == "markdown" || h.kind == "text",
             }) && prefix.as_deref().is_none_or(|p| h.path.starts_with(p))
         };
-        let hits: Vec<SearchHit> = resp.results.iter().filter(keep).take(k).map(SearchHit::of).collect();
-        let mut text = String::new();
-        let filters: Vec<String> =
-            kind.map(|k| format!("kind {k}")).into_iter().chain(prefix.map(|p| format!("path {p}*"))).collect();
-        let mode_name =
-            serde_json::to_value(resp.mode).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
-        text.push_str(&format!(
-            "{} hit{} for {:?} ({mode_name}{}{}).\n",
-            hits.len(),
-            if hits.len() == 1 { "" } else { "s" },
-            query,
-            if filters.is_empty() { String::new() } else { format!(", {}", filters.join(", ")) },
-            match (&resp.degraded, &resp.degraded_reason) {
-                (true, Some(why)) => format!(", BM25 only: {}", one_line(why, 160)),
-                (true, None) => ", BM25 only".to_string(),
-                _ => String::new(),
-            },
-        ));
-        if let Some(v) = resp.verdict.filter(|v| !v.answers && !hits.is_empty()) {
-            text.push_str(&format!(
-                "Nothing here seems to answer this (probability {:.2}): treat these as weak leads, or rephrase with names from the project.\n",
+        let results: Vec<SearchHit> = resp.results.iter().filter(keep).take(k).map(search_hit).collect();
+        let warning = resp.verdict.filter(|v| !v.answers && !results.is_empty()).map(|v| {
+            format!(
+                "Nothing here seems to answer this (probability {:.2}): treat these as weak leads, or rephrase with names from the project.",
                 v.probability
-            ));
-        }
-        for (i, h) in hits.iter().enumerate() {
-            text.push_str(&format!(
-                "{}. {:<6} {}:{}-{}  {}  (id {})\n   {}\n",
-                i + 1,
-                h.confidence,
-                one_line(&h.path, 400),
-                h.start_line,
-                h.end_line,
-                h.title,
-                h.id,
-                h.summary
-            ));
-        }
-        if hits.is_empty() {
-            text.push_str(
-                "No hits. Try other words, mode bm25 for an exact identifier, or drop the kind/path filter.\n",
-            );
-        } else {
-            text.push_str("get with an id gives the full text (neighbours: N adds the chunks around it).\n");
-        }
-        let structured = json!({
-            "query": query,
-            "mode": mode_name,
-            "degraded": resp.degraded,
-            "answers": resp.verdict.map(|v| v.answers),
-            "results": hits,
-            "timings_ms": resp.timings_ms,
+            )
         });
-        Ok(Output::ok(text, structured))
+        let next = if results.is_empty() {
+            let bm25 = (mode != Mode::Bm25).then_some("mode bm25 for an exact identifier");
+            let unfilter = filtered.then_some("drop the kind/path filter");
+            let ways: Vec<&str> = ["other words"].into_iter().chain(bm25).chain(unfilter).collect();
+            format!("Try {}.", ways.join(", or "))
+        } else {
+            "get with an id gives the full text (neighbours: N adds the chunks around it).".to_string()
+        };
+        let reply = SearchReply {
+            warning,
+            note: search_note(&resp),
+            results,
+            next,
+            timings_ms: timings.then(|| resp.timings_ms.clone()),
+        };
+        Ok(Output::ok(&reply))
     }
 
     fn get(&mut self, args: &Map<String, Value>) -> ToolResult {
@@ -548,16 +529,13 @@ impl State {
             Added::Updated(p) => ("updated", p),
             Added::Unchanged(id) => {
                 let s = store.find(&id).map_err(|e| e.to_string())?;
-                let file = self.shown(&s.path);
-                let text = format!("Already stored as {id} ({file}); nothing written.\n");
-                return Ok(Output::ok(text, json!({"id": id, "path": file, "status": "unchanged", "indexed": true})));
+                let path = self.shown(&s.path);
+                return Ok(Output::ok(&Remembered { id, path, status: "unchanged", indexed: true, note: None }));
             }
         };
-        let file = self.shown(&path);
-        let (indexed, note) = self.reindex("indexed: search finds it now");
-        let done = if status == "written" { "Saved as" } else { "Updated" };
-        let text = format!("{done} {} ({file}); {note}.\n", record.id);
-        Ok(Output::ok(text, json!({"id": record.id, "path": file, "status": status, "indexed": indexed, "note": note})))
+        let path = self.shown(&path);
+        let (indexed, note) = self.reindex();
+        Ok(Output::ok(&Remembered { id: record.id, path, status, indexed, note }))
     }
 
     fn forget(&mut self, args: &Map<String, Value>) -> ToolResult {
@@ -575,13 +553,10 @@ impl State {
             .find(|s| s.record.id == id)
             .ok_or_else(|| format!("no memory record with the id {id:?}: give the whole id, as recent lists it"))?;
         store.delete(&stored).map_err(|e| e.to_string())?;
-        let (indexed, note) = self.reindex("removed from the index too");
+        let (indexed, note) = self.reindex();
         let r = &stored.record;
-        let text = format!("Forgot {} ({:?}, {}); {note}.\n", r.id, one_line(&r.title, 200), r.category);
-        Ok(Output::ok(
-            text,
-            json!({"id": r.id, "title": r.title, "path": self.shown(&stored.path), "indexed": indexed, "note": note}),
-        ))
+        let (id, title, path) = (r.id.clone(), one_line(&r.title, 200), self.shown(&stored.path));
+        Ok(Output::ok(&Forgotten { id, title, path, indexed, note }))
     }
 
     fn recent(&mut self, args: &Map<String, Value>) -> ToolResult {
@@ -600,48 +575,59 @@ impl State {
         let hidden = in_category.iter().filter(|s| superseded.contains(&s.record.id)).count();
         let rows: Vec<&memory::Stored> =
             in_category.into_iter().filter(|s| !superseded.contains(&s.record.id)).take(limit).collect();
-        let mut text = String::new();
-        let mut records = Vec::new();
-        let of = category.as_ref().map(|c| format!(" in category {c}")).unwrap_or_default();
-        if rows.is_empty() {
-            text.push_str(&format!("No memory records{of} in {} yet.\n", memory::DIR));
-        }
-        for s in &rows {
-            let r = &s.record;
-            let date = r.created.get(..10).unwrap_or(&r.created);
-            let title = one_line(&r.title, 200);
-            let summary = one_line(&r.content, SUMMARY_CHARS);
-            text.push_str(&format!("{}  {:<10}  {date}  {title}\n   {summary}\n", r.id, r.category));
-            records.push(json!({
-                "id": r.id, "category": r.category, "created": r.created, "title": title,
-                "tags": r.tags, "summary": summary, "path": self.shown(&s.path),
-            }));
-        }
-        if hidden > 0 {
-            text.push_str(&format!("({hidden} superseded record(s){of} not shown)\n"));
-        }
-        Ok(Output::ok(text, json!({"records": records, "superseded_hidden": hidden})))
+        let records: Vec<RecentRecord> = rows
+            .iter()
+            .map(|s| {
+                let r = &s.record;
+                RecentRecord {
+                    id: r.id.clone(),
+                    date: one_line(r.created.get(..10).unwrap_or(&r.created), 40),
+                    category: one_line(&r.category, 64),
+                    title: one_line(&r.title, 200),
+                    tags: r.tags.iter().map(|t| one_line(t, MAX_TAG_CHARS)).collect(),
+                    summary: one_line(&r.content, SUMMARY_CHARS),
+                    path: self.shown(&s.path),
+                }
+            })
+            .collect();
+        let of = category.as_ref().map(|c| format!(" in category {}", one_line(c, 64))).unwrap_or_default();
+        let note = match (records.is_empty(), hidden) {
+            (true, 0) => Some(format!("No memory records{of} in {} yet.", memory::DIR)),
+            (true, _) => Some(format!("No memory records{of} but {hidden} superseded one(s).")),
+            (false, 0) => None,
+            (false, _) => Some(format!("{hidden} superseded record(s){of} not shown.")),
+        };
+        let next = (!records.is_empty())
+            .then(|| "get with a record's path gives the whole record; forget with its id deletes it.".to_string());
+        Ok(Output::ok(&RecentReply { records, note, next }))
     }
 
     /// After a memory change: an incremental index run of the project, as `engine memory` does,
     /// with the loaded model; then the new generation is opened. Returns whether the index now
-    /// has the change, and what to tell the client (`done` when it has).
-    fn reindex(&mut self, done: &str) -> (bool, String) {
+    /// has the change, and when it has not, why and when it will.
+    fn reindex(&mut self) -> (bool, Option<String>) {
+        match self.reindex_now() {
+            Ok(()) => (true, None),
+            Err(why) => (false, Some(shown_line(&why))),
+        }
+    }
+
+    fn reindex_now(&mut self) -> std::result::Result<(), String> {
         let later = "it will be after the next `engine index` or session start";
         let Some(index) = self.index.clone() else {
-            return (false, format!("the index is not updated: the project has no index yet; {later}"));
+            return Err(format!("the index is not updated: the project has no index yet; {later}"));
         };
         let Some(open) = &self.open else {
             let why = self.why_closed.clone().unwrap_or_default();
-            return (false, format!("the index is not updated ({why}); {later}"));
+            return Err(format!("the index is not updated ({why}); {later}"));
         };
         if let Some(Source::Dir(covered)) = &open.engine.meta.source {
             if *covered != self.root {
-                return (false, format!("the index is not updated: it covers {}, not this project", covered.display()));
+                return Err(format!("the index is not updated: it covers {}, not this project", covered.display()));
             }
         }
         let Some(model) = open.engine.embedder().cloned() else {
-            return (false, format!("the index is not updated: no embedding model is loaded; {later}"));
+            return Err(format!("the index is not updated: no embedding model is loaded; {later}"));
         };
         let source = Source::Dir(self.root.clone());
         let started = Instant::now();
@@ -656,11 +642,11 @@ impl State {
         match outcome {
             Ok(_) => {
                 self.refresh();
-                (true, done.to_string())
+                Ok(())
             }
             Err(e) => {
                 eprintln!("engine mcp: reindex failed: {e}");
-                (false, format!("the index is not updated ({}); {later}", crate::error::one_line(&e.to_string())))
+                Err(format!("the index is not updated ({}); {later}", crate::error::one_line(&e.to_string())))
             }
         }
     }
@@ -716,7 +702,6 @@ impl State {
 /// file system.
 /// The chunks `get` returns: a document's chunks in line order and the ones asked for.
 struct Found {
-    doc: String,
     all: Vec<Hit>,
     /// Indexes into `all`, in order.
     wanted: Vec<usize>,
@@ -732,13 +717,15 @@ fn chunk_by_id(snapshot: &crate::index::reader::Snapshot, id: &str) -> std::resu
     let key: u64 = key.parse().map_err(|_| not_an_id())?;
     let address = snapshot.address_of(key).ok_or_else(stale)?;
     let hit = snapshot.load(address, key).map_err(|e| e.to_string())?;
-    if hit.doc != doc {
+    // Search shows ids cleaned (a file name may hold a secret or a control character): the number
+    // finds the chunk, the path only has to match what was shown.
+    if hit.doc != doc && shown_line(&hit.doc) != doc {
         return Err(stale());
     }
     let mut all = snapshot.chunks_of(&hit.doc).map_err(|e| e.to_string())?;
     sort_chunks(&mut all);
     let at = all.iter().position(|c| c.id == hit.id).unwrap_or(0);
-    Ok(Found { doc: hit.doc, all, wanted: vec![at] })
+    Ok(Found { all, wanted: vec![at] })
 }
 
 /// The chunks of an indexed file that cover lines `start`..=`end` (the whole file by default).
@@ -764,12 +751,12 @@ fn chunks_by_lines(
         let last = all.iter().map(|c| c.end_line).max().unwrap_or(0);
         return Err(format!("no indexed chunk of {rel} covers lines {from}-{to}: its chunks cover lines 1-{last}"));
     }
-    Ok(Found { doc: rel, all, wanted })
+    Ok(Found { all, wanted })
 }
 
-/// A chunk `get` shows: its index, its role (hit, before, after), its text, and whether the text
-/// was cut to fit.
-type Taken = (usize, &'static str, String, bool);
+/// A chunk `get` shows: its index among the document's chunks, the chunk, and whether its text was
+/// cut to fit.
+type Taken = (usize, GetChunk, bool);
 
 impl Found {
     /// The chunks asked for, then `neighbours` on each side nearest first, within `budget` tokens.
@@ -779,61 +766,61 @@ impl Found {
         let (lo, hi) = (all[first].start_line, all[last].end_line);
         let before: Vec<usize> = (0..first).rev().filter(|&i| all[i].end_line < lo).take(neighbours).collect();
         let after: Vec<usize> = (last + 1..all.len()).filter(|&i| all[i].start_line > hi).take(neighbours).collect();
-        let mut order: Vec<(usize, &'static str)> = self.wanted.iter().map(|&i| (i, "hit")).collect();
+        let mut order: Vec<(usize, Option<&'static str>)> = self.wanted.iter().map(|&i| (i, None)).collect();
         for n in 0..neighbours {
-            order.extend(before.get(n).map(|&i| (i, "before")));
-            order.extend(after.get(n).map(|&i| (i, "after")));
+            order.extend(before.get(n).map(|&i| (i, Some("before"))));
+            order.extend(after.get(n).map(|&i| (i, Some("after"))));
         }
         let mut used = 0;
         let mut taken: Vec<Taken> = Vec::new();
         let mut left_out = 0;
         for (i, role) in order {
-            let body = crate::context::visible(&all[i].text, true);
-            let header = header(&all[i], role);
-            let cost = count(&header) + count(&body);
+            let mut chunk = self.chunk(i, role);
+            let header = count(&chunk_header(&chunk));
+            let cost = header + count(&chunk.text);
             if used + cost <= budget {
                 used += cost;
-                taken.push((i, role, body, false));
+                taken.push((i, chunk, false));
             } else if taken.is_empty() {
                 // The chunk asked for does not fit alone: as much of it as fits, by lines.
-                let cut = cut_to_tokens(&body, budget.saturating_sub(count(&header)), count);
-                used += count(&header) + count(&cut);
-                taken.push((i, role, cut, true));
+                chunk.text = cut_to_tokens(&chunk.text, budget.saturating_sub(header), count);
+                used += header + count(&chunk.text);
+                taken.push((i, chunk, true));
             } else {
                 left_out += 1;
             }
         }
         taken.sort_by_key(|t| t.0);
-        self.output(&taken, used, left_out, budget)
+        let cut = taken.iter().any(|t| t.2);
+        let chunks = taken.into_iter().map(|t| t.1).collect();
+        Output::ok(&GetReply { chunks, note: budget_note(cut, left_out, budget) })
     }
 
-    /// The text and the structured result of the chunks taken.
-    fn output(&self, taken: &[Taken], used: usize, left_out: usize, budget: usize) -> Output {
-        let mut text = String::new();
-        let mut chunks = Vec::new();
-        for (i, role, body, cut) in taken {
-            let c = &self.all[*i];
-            text.push_str(&header(c, role));
-            text.push_str(body.trim_end());
-            text.push('\n');
-            if *cut {
-                text.push_str(&format!(
-                    "[cut to max_tokens = {budget}; raise it (up to {GET_TOKENS_MAX}) for the rest]\n"
-                ));
-            }
-            chunks.push(json!({
-                "id": c.id, "path": c.path, "start_line": c.start_line, "end_line": c.end_line,
-                "title": crate::context::visible(&c.title, false), "role": role, "text": body, "truncated": cut,
-            }));
+    /// Chunk `i` as `get` shows it, whole.
+    fn chunk(&self, i: usize, role: Option<&'static str>) -> GetChunk {
+        let c = &self.all[i];
+        GetChunk {
+            id: shown_line(&c.id),
+            lines: [c.start_line, c.end_line],
+            title: one_line(&c.title, 200),
+            role,
+            text: crate::context::visible(&c.text, true),
         }
-        if left_out > 0 {
-            text.push_str(&format!("[{left_out} chunk(s) left out to stay within max_tokens = {budget}]\n"));
-        }
-        let truncated = taken.iter().any(|t| t.3);
-        let structured =
-            json!({"doc": self.doc, "chunks": chunks, "tokens": used, "truncated": truncated, "left_out": left_out});
-        Output::ok(text, structured)
     }
+}
+
+/// What the token budget cut or left out of `get`'s answer, and how to have the rest.
+fn budget_note(cut: bool, left_out: usize, budget: usize) -> Option<String> {
+    let mut notes = Vec::new();
+    if cut {
+        notes.push(format!(
+            "the chunk asked for is cut to max_tokens = {budget}: raise it (up to {GET_TOKENS_MAX}) for the rest"
+        ));
+    }
+    if left_out > 0 {
+        notes.push(format!("{left_out} chunk(s) left out to stay within max_tokens = {budget}"));
+    }
+    (!notes.is_empty()).then(|| notes.join("; "))
 }
 
 fn normalize(path: &Path) -> Option<PathBuf> {
@@ -865,16 +852,6 @@ fn sort_chunks(chunks: &mut [Hit]) {
     chunks.sort_by(|a, b| (a.start_line, a.end_line, &a.id).cmp(&(b.start_line, b.end_line, &b.id)));
 }
 
-/// The line that introduces a chunk in `get`'s text.
-fn header(c: &Hit, role: &str) -> String {
-    let title = one_line(&c.title, 200);
-    let role = match role {
-        "hit" => format!("id {}", c.id),
-        other => other.to_string(),
-    };
-    format!("--- {}:{}-{}  {title}  ({role})\n", one_line(&c.path, 400), c.start_line, c.end_line)
-}
-
 /// The first lines of `text` that fit in `tokens`.
 fn cut_to_tokens(text: &str, tokens: usize, count: &dyn Fn(&str) -> usize) -> String {
     let mut out = String::new();
@@ -902,35 +879,40 @@ fn one_line(text: &str, max: usize) -> String {
     cut
 }
 
-/// One hit as `search` returns it.
-#[derive(Serialize)]
-struct SearchHit {
-    id: String,
-    path: String,
-    start_line: usize,
-    end_line: usize,
-    title: String,
-    kind: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    category: Option<String>,
-    confidence: &'static str,
-    summary: String,
+/// A string the model reads on one line, whole: control and format characters out, secrets
+/// redacted, nothing cut (an id or a path must still name its chunk or file).
+fn shown_line(text: &str) -> String {
+    crate::context::visible(text, false)
 }
 
-impl SearchHit {
-    fn of(h: &Hit) -> SearchHit {
-        SearchHit {
-            id: h.id.clone(),
-            path: h.path.clone(),
-            start_line: h.start_line,
-            end_line: h.end_line,
-            title: one_line(&h.title, 200),
-            kind: h.kind.clone(),
-            category: h.category.clone(),
-            confidence: h.confidence.as_str(),
-            summary: one_line(&h.snippet, SUMMARY_CHARS),
-        }
+/// One hit as `search` returns it.
+fn search_hit(h: &Hit) -> SearchHit {
+    SearchHit {
+        id: shown_line(&h.id),
+        lines: [h.start_line, h.end_line],
+        title: one_line(&h.title, 200),
+        category: h.category.as_deref().map(|c| one_line(c, 64)),
+        confidence: h.confidence.as_str(),
+        summary: one_line(&h.snippet, SUMMARY_CHARS),
     }
+}
+
+/// How a search ran when it ran on less than the whole index's vectors.
+fn search_note(resp: &crate::search::SearchResponse) -> Option<String> {
+    let mut notes = Vec::new();
+    if resp.degraded {
+        notes.push(match &resp.degraded_reason {
+            Some(why) => format!("BM25 only: {}", one_line(why, 160)),
+            None => "BM25 only".to_string(),
+        });
+    }
+    if let Some(v) = resp.vectors {
+        notes.push(format!(
+            "{} of {} chunks have a vector yet (indexing is still embedding); the others are found by their words only",
+            v.embedded, v.chunks
+        ));
+    }
+    (!notes.is_empty()).then(|| notes.join("; "))
 }
 
 /// A tool's arguments, checked against the names it takes, with typed getters whose errors say
@@ -957,6 +939,14 @@ impl<'a> Args<'a> {
             None => Ok(None),
             Some(Value::String(s)) => Ok(Some(s)),
             Some(_) => Err(format!("{}: {name} must be a string", self.tool)),
+        }
+    }
+
+    fn boolean(&self, name: &str) -> std::result::Result<Option<bool>, String> {
+        match self.present(name) {
+            None => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(*b)),
+            Some(_) => Err(format!("{}: {name} must be true or false", self.tool)),
         }
     }
 
