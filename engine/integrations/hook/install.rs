@@ -104,6 +104,24 @@ pub(crate) fn runs_ours(files: &[PathBuf], event: &str) -> Option<PathBuf> {
         .cloned()
 }
 
+/// Points the hooks of ours in one event's entries at `command`: `None` when there is none (the
+/// event needs an entry), else whether one ran another program (an earlier install from
+/// elsewhere, or by path where a project now wants `engine` from PATH) and was changed in place.
+fn repoint(entries: &mut [Value], command: &str) -> Option<bool> {
+    let mut present = false;
+    let mut changed = false;
+    for h in entries.iter_mut().filter_map(|e| e.get_mut("hooks").and_then(Value::as_array_mut)).flatten() {
+        if h["command"].as_str().is_some_and(is_ours) {
+            present = true;
+            if h["command"] != command {
+                h["command"] = Value::String(command.to_string());
+                changed = true;
+            }
+        }
+    }
+    present.then_some(changed)
+}
+
 /// Whether any hook of any event in these settings is one install added.
 fn has_ours(settings: &Value) -> bool {
     settings["hooks"]
@@ -146,27 +164,17 @@ pub fn install(path: &Path, exe: &Path) -> Result<InstallReport> {
                 path.display()
             )));
         };
-        // An entry of ours running another program (an earlier install from elsewhere, or by
-        // path where the project now wants `engine` from PATH) is pointed at this one, in place.
-        let mut present = false;
-        let mut repointed = false;
-        for h in list.iter_mut().filter_map(|entry| entry.get_mut("hooks").and_then(Value::as_array_mut)).flatten() {
-            if h["command"].as_str().is_some_and(is_ours) {
-                present = true;
-                if h["command"] != command.as_str() {
-                    h["command"] = Value::String(command.clone());
-                    repointed = true;
-                }
-            }
-        }
-        if present {
-            if repointed {
+        match repoint(list, &command) {
+            Some(true) => changed.push(event.to_string()),
+            Some(false) => {}
+            None => {
+                list.push(entry(
+                    matcher,
+                    serde_json::json!({"type": "command", "command": command, "timeout": timeout}),
+                ));
                 changed.push(event.to_string());
             }
-            continue;
         }
-        list.push(entry(matcher, serde_json::json!({"type": "command", "command": command, "timeout": timeout})));
-        changed.push(event.to_string());
     }
     if changed.is_empty() {
         return Ok(InstallReport { changed, backup: None });

@@ -74,7 +74,7 @@ fn holder<'a>(top: &'a mut Value, target: &Target, create: bool) -> Result<Optio
         |what: &str| Error::InvalidInput(format!("{}: {what} is not an object; left unchanged", target.path.display()));
     let Some(top) = top.as_object_mut() else { return Err(not_object("the top level")) };
     let Some(project) = &target.project else { return Ok(Some(top)) };
-    if !create && !top.get("projects").is_some_and(|p| p.get(project).is_some()) {
+    if !create && top.get("projects").is_none_or(|p| p.get(project).is_none()) {
         return Ok(None);
     }
     let projects = top.entry("projects").or_insert_with(|| json!({}));
