@@ -294,6 +294,18 @@ fn the_packaged_plugin_installs_with_the_real_client_and_its_hooks_answer_as_the
     assert_eq!(run("SessionEnd").0, None);
     assert!(records(p) > before, "memory captured from the transcript");
 
+    // The copy in Claude Code's cache answers the same way, its hooks.json run as written there.
+    let cached: Value =
+        serde_json::from_str(&std::fs::read_to_string(cache.join("hooks/hooks.json")).unwrap()).unwrap();
+    assert_eq!(cached, hooks);
+    for name in &events {
+        for (code, stdout, stderr) in run_event(&cached, name, &cache, p, home.path(), &transcript) {
+            assert_eq!(code, 0, "{name}: {stderr}");
+            let out = check_output(name, &stdout);
+            assert_eq!(out.is_some(), matches!(name.as_str(), "UserPromptSubmit" | "SessionStart"), "{name}: {stderr}");
+        }
+    }
+
     // The models were the plugin's own, found beside its binary and checked against their sha256,
     // in the folder Claude Code runs and in its cache alike (group-writable, as umask 002 made it).
     let verified = std::fs::read_to_string(p.join(".engine/verified-models.json")).unwrap();
