@@ -224,36 +224,45 @@ fn wait_for_index(engine: &Path, project: &Path, home: &Path) {
     panic!("the background index of {} never finished", project.display());
 }
 
-#[test]
-fn the_packaged_plugin_installs_with_the_real_client_and_its_hooks_answer_as_the_schema_says() {
-    let out = tempfile::tempdir().unwrap();
-    package(out.path());
-    let plugin = out.path().join("engine");
-    let home = tempfile::tempdir().unwrap();
-    let project = project();
-    let p = project.path();
-    for dir in [&plugin, &out.path().to_path_buf()] {
+/// Where Claude Code put the plugin: its copy in the plugin cache, and the folder it runs the
+/// plugin from (the cache, or for a marketplace in a local folder that folder: `readFromFolder`).
+struct Installed {
+    plugin_root: PathBuf,
+    cache: PathBuf,
+}
+
+/// Validates the package in `out` strictly (the plugin and the marketplace), adds the marketplace
+/// and installs the plugin from it under `home`, as a user would.
+fn install(out: &Path, home: &Path, cwd: &Path) -> Installed {
+    for dir in [out.join("engine"), out.to_path_buf()] {
         let (code, stdout, stderr) =
-            claude_in(home.path(), p, &["plugin", "validate", "--strict", dir.to_str().unwrap()], None);
+            claude_in(home, cwd, &["plugin", "validate", "--strict", dir.to_str().unwrap()], None);
         assert_eq!(code, 0, "validate {}: {stdout}{stderr}", dir.display());
         assert!(stdout.contains("Validation passed"), "{stdout}");
     }
-    let (code, stdout, stderr) =
-        claude_in(home.path(), p, &["plugin", "marketplace", "add", out.path().to_str().unwrap()], None);
+    let (code, stdout, stderr) = claude_in(home, cwd, &["plugin", "marketplace", "add", out.to_str().unwrap()], None);
     assert_eq!(code, 0, "{stdout}{stderr}");
-    let (code, stdout, stderr) = claude_in(home.path(), p, &["plugin", "install", "engine@engine-local"], None);
+    let (code, stdout, stderr) = claude_in(home, cwd, &["plugin", "install", "engine@engine-local"], None);
     assert_eq!(code, 0, "{stdout}{stderr}");
-    // Where Claude Code runs the plugin from: its copy in the plugin cache, or for a marketplace in
-    // a local folder that folder itself (`readFromFolder`).
-    let (code, listed, stderr) = claude_in(home.path(), p, &["plugin", "list", "--json"], None);
+    let (code, listed, stderr) = claude_in(home, cwd, &["plugin", "list", "--json"], None);
     assert_eq!(code, 0, "{stderr}");
     let listed: Value = serde_json::from_str(&listed).unwrap();
     let ours = listed.as_array().unwrap().iter().find(|e| e["id"] == "engine@engine-local").expect("installed").clone();
     assert_eq!(ours["enabled"], true, "{ours}");
     let cache = PathBuf::from(ours["installPath"].as_str().unwrap());
-    assert!(cache.starts_with(home.path().join(".claude/plugins/cache")), "{ours}");
+    assert!(cache.starts_with(home.join(".claude/plugins/cache")), "{ours}");
     let plugin_root = ours["readFromFolder"].as_str().map_or(cache.clone(), PathBuf::from);
+    Installed { plugin_root, cache }
+}
 
+#[test]
+fn the_packaged_plugin_installs_with_the_real_client_and_its_hooks_answer_as_the_schema_says() {
+    let out = tempfile::tempdir().unwrap();
+    package(out.path());
+    let home = tempfile::tempdir().unwrap();
+    let project = project();
+    let p = project.path();
+    let Installed { plugin_root, cache } = install(out.path(), home.path(), p);
     let (code, mcp, stderr) = claude_in(home.path(), p, &["mcp", "list"], None);
     assert_eq!(code, 0, "{stderr}");
     let line = mcp.lines().find(|l| l.starts_with("plugin:engine:engine:")).unwrap_or_else(|| panic!("{mcp}"));
@@ -403,14 +412,13 @@ fn the_plugin_hook_steps_aside_where_the_settings_run_the_engines_own() {
     assert!(check_output("UserPromptSubmit", &plugin("UserPromptSubmit").1).is_some());
 }
 
-/// The installs a team commits run `engine` from PATH (and refuse, naming the fix, where that
-/// would run something else); `--local` stays on this machine, where Claude Code reads it.
+/// The installs a team commits run `engine` from PATH, and refuse, naming the fix, where that
+/// would run nothing or something else.
 #[test]
-fn project_installs_run_engine_from_path_and_local_ones_are_where_claude_code_reads_them() {
+fn project_installs_run_engine_from_path_or_say_why_not() {
     let home = tempfile::tempdir().unwrap();
     let project = project();
     let p = project.path();
-    let sub = p.join("src");
     let dir_of_bin = bin().parent().unwrap().to_path_buf();
     let system = "/usr/local/bin:/usr/bin:/bin";
     let with_engine = format!("{}:{system}", dir_of_bin.display());
@@ -479,15 +487,28 @@ fn project_installs_run_engine_from_path_and_local_ones_are_where_claude_code_re
     let (code, listed, err) = claude_in(home.path(), p, &["mcp", "list"], Some(&with_engine));
     assert_eq!(code, 0, "{err}");
     assert!(listed.lines().any(|l| l.starts_with("engine: engine mcp") && l.contains("Connected")), "{listed}");
-    std::fs::remove_file(p.join(".claude/settings.local.json")).unwrap();
+}
 
-    // --local: the hooks in settings.local.json and the server in ~/.claude.json under the
-    // project (its git work tree, from a subdirectory too), both by this binary's path.
-    for (what, cwd) in [("hook", p), ("mcp", sub.as_path())] {
-        let (code, out, err) = install(what, &["--local"], cwd, system);
-        assert_eq!(code, 0, "{what}: {err}");
-        assert!(out.contains("added"), "{out}");
-    }
+/// `--local` stays on this machine, where Claude Code reads it: the hooks in
+/// `.claude/settings.local.json`, the server in `~/.claude.json` under the project (its git work
+/// tree, from a subdirectory too, as `claude mcp add --scope local` keys it), both by this
+/// binary's path, which need not be on PATH.
+#[test]
+fn local_installs_are_where_claude_code_reads_them() {
+    let home = tempfile::tempdir().unwrap();
+    let project = project();
+    let p = project.path();
+    let sub = p.join("src");
+    let system = "/usr/local/bin:/usr/bin:/bin";
+    let install = |what: &str, cwd: &Path| {
+        let mut cmd = Command::new(bin());
+        let out = cmd.args([what, "install", "--local"]).current_dir(cwd).env("HOME", home.path()).env("PATH", system);
+        let out = out.output().unwrap();
+        assert!(out.status.success(), "{what}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(String::from_utf8_lossy(&out.stdout).contains("added"), "{out:?}");
+    };
+    install("hook", p);
+    install("mcp", &sub);
     let local: Value =
         serde_json::from_str(&std::fs::read_to_string(p.join(".claude/settings.local.json")).unwrap()).unwrap();
     assert_eq!(
@@ -498,7 +519,6 @@ fn project_installs_run_engine_from_path_and_local_ones_are_where_claude_code_re
         serde_json::from_str(&std::fs::read_to_string(home.path().join(".claude.json")).unwrap()).unwrap();
     let key = p.canonicalize().unwrap().display().to_string();
     assert_eq!(user["projects"][&key]["mcpServers"]["engine"]["command"], bin().display().to_string(), "{user}");
-    std::fs::remove_file(p.join(".mcp.json")).unwrap();
     let (code, got, err) = claude_in(home.path(), &sub, &["mcp", "get", "engine"], Some(system));
     assert_eq!(code, 0, "{err}");
     assert!(
