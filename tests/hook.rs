@@ -296,17 +296,19 @@ fn the_daemon_gives_the_same_context_and_survives_bad_requests() {
 fn install_and_uninstall_edit_the_project_settings() {
     let dir = tempfile::tempdir().unwrap();
     let settings = dir.path().join(".claude/settings.json");
-    let run = |args: &[&str]| engine(args, Some(dir.path()));
-    let (code, out, err) = run(&["hook", "install"]);
+    // A project install runs `engine` from PATH: this binary's directory comes first.
+    let path = format!("{}:/usr/bin:/bin", bin().parent().unwrap().display());
+    let here = |args: &[&str]| run(Command::new(bin()).args(args).current_dir(dir.path()).env("PATH", &path));
+    let (code, out, err) = here(&["hook", "install"]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("added UserPromptSubmit, SessionStart, PostToolUse, PreCompact, SessionEnd"), "{out}");
     let v = json(&std::fs::read_to_string(&settings).unwrap());
     let command = v["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"].as_str().unwrap().to_string();
-    assert!(command.ends_with("engine hook # engine-hook"), "{command}");
-    let (code, out, _) = run(&["hook", "install", "--project"]);
+    assert_eq!(command, "engine hook # engine-hook");
+    let (code, out, _) = here(&["hook", "install", "--project"]);
     assert_eq!(code, 0);
     assert!(out.contains("already installed"), "{out}");
-    let (code, out, _) = run(&["hook", "uninstall"]);
+    let (code, out, _) = here(&["hook", "uninstall"]);
     assert_eq!(code, 0);
     assert!(out.contains("removed"), "{out}");
     assert_eq!(json(&std::fs::read_to_string(&settings).unwrap()), serde_json::json!({}));
@@ -335,7 +337,8 @@ fn run(cmd: &mut Command) -> (i32, String, String) {
 /// Issue 11: installed from a binary not named `engine`, install added its entries again on every
 /// run, saved the modified file over the backup, and uninstall removed nothing; a symlinked
 /// settings.json became a regular file; uninstall sorted the user's keys; a failed write left
-/// settings.json.tmp behind.
+/// settings.json.tmp behind. Here as a local install (settings.local.json), which names the binary
+/// whatever it is called.
 #[test]
 fn install_under_another_name_is_idempotent_keeps_the_file_and_fails_cleanly() {
     use std::os::unix::fs::PermissionsExt;
@@ -346,14 +349,14 @@ fn install_under_another_name_is_idempotent_keeps_the_file_and_fails_cleanly() {
     let project = |name: &str, text: &str| {
         let claude = dir.path().join(name).join(".claude");
         std::fs::create_dir_all(&claude).unwrap();
-        std::fs::write(claude.join("settings.json"), text).unwrap();
+        std::fs::write(claude.join("settings.local.json"), text).unwrap();
         claude
     };
     let eng2_in = |cwd: &Path, args: &[&str]| run(Command::new(&eng2).args(args).current_dir(cwd));
 
     let claude = project("p1", SETTINGS);
-    let settings = claude.join("settings.json");
-    let (code, out, err) = eng2_in(claude.parent().unwrap(), &["hook", "install"]);
+    let settings = claude.join("settings.local.json");
+    let (code, out, err) = eng2_in(claude.parent().unwrap(), &["hook", "install", "--local"]);
     assert_eq!((code, err.as_str()), (0, ""));
     assert!(
         out.contains("added UserPromptSubmit, SessionStart, PostToolUse, PreCompact, SessionEnd")
@@ -363,35 +366,39 @@ fn install_under_another_name_is_idempotent_keeps_the_file_and_fails_cleanly() {
     assert!(out.contains("previous file kept as"), "{out}");
     let installed = std::fs::read_to_string(&settings).unwrap();
     assert_eq!(installed.matches("# engine-hook").count(), 5, "{installed}");
-    let (code, out, _) = eng2_in(claude.parent().unwrap(), &["hook", "install"]);
+    let (code, out, _) = eng2_in(claude.parent().unwrap(), &["hook", "install", "--local"]);
     assert_eq!(code, 0);
     assert!(out.contains("already installed"), "{out}");
     assert_eq!(std::fs::read_to_string(&settings).unwrap(), installed, "no duplicates");
     assert_eq!(
-        std::fs::read_to_string(claude.join("settings.json.bak")).unwrap(),
+        std::fs::read_to_string(claude.join("settings.local.json.bak")).unwrap(),
         SETTINGS,
         "the backup is the original"
     );
-    let (code, out, _) = eng2_in(claude.parent().unwrap(), &["hook", "uninstall"]);
+    let (code, out, _) = eng2_in(claude.parent().unwrap(), &["hook", "uninstall", "--local"]);
     assert_eq!(code, 0);
     assert!(
         out.contains("removed the engine's UserPromptSubmit, SessionStart, PostToolUse, PreCompact, SessionEnd hooks"),
         "{out}"
     );
     assert_eq!(std::fs::read_to_string(&settings).unwrap(), SETTINGS, "byte for byte, in the user's key order");
-    assert_eq!(names(&claude), ["settings.json", "settings.json.bak"]);
+    assert_eq!(names(&claude), ["settings.local.json", "settings.local.json.bak"]);
 
-    // A symlinked settings.json stays a link; the file it names is written.
-    let shared = dir.path().join("dotfiles/claude-settings.json");
+    // A symlinked settings.local.json stays a link; the file it names is written.
+    let shared = dir.path().join("dotfiles/claude-settings.local.json");
     std::fs::create_dir_all(shared.parent().unwrap()).unwrap();
     std::fs::write(&shared, SETTINGS).unwrap();
     let claude = dir.path().join("p2/.claude");
     std::fs::create_dir_all(&claude).unwrap();
-    std::os::unix::fs::symlink("../../dotfiles/claude-settings.json", claude.join("settings.json")).unwrap();
+    std::os::unix::fs::symlink("../../dotfiles/claude-settings.local.json", claude.join("settings.local.json"))
+        .unwrap();
     for action in ["install", "uninstall"] {
-        let (code, _, err) = eng2_in(claude.parent().unwrap(), &["hook", action]);
+        let (code, _, err) = eng2_in(claude.parent().unwrap(), &["hook", action, "--local"]);
         assert_eq!((code, err.as_str()), (0, ""), "{action}");
-        assert!(std::fs::symlink_metadata(claude.join("settings.json")).unwrap().file_type().is_symlink(), "{action}");
+        assert!(
+            std::fs::symlink_metadata(claude.join("settings.local.json")).unwrap().file_type().is_symlink(),
+            "{action}"
+        );
         assert_eq!(std::fs::read_to_string(&shared).unwrap().contains("# engine-hook"), action == "install");
     }
     assert_eq!(std::fs::read_to_string(&shared).unwrap(), SETTINGS);
@@ -402,7 +409,7 @@ fn install_under_another_name_is_idempotent_keeps_the_file_and_fails_cleanly() {
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     std::fs::set_permissions(&claude, std::fs::Permissions::from_mode(0o555)).unwrap();
     let mut cmd = Command::new(&eng2);
-    cmd.args(["hook", "install"]).current_dir(claude.parent().unwrap());
+    cmd.args(["hook", "install", "--local"]).current_dir(claude.parent().unwrap());
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } == 0 {
         use std::os::unix::process::CommandExt;
@@ -413,16 +420,16 @@ fn install_under_another_name_is_idempotent_keeps_the_file_and_fails_cleanly() {
     assert_eq!((code, out.as_str()), (1, ""), "{err}");
     assert!(err.starts_with("engine: ") && err.lines().count() == 1, "{err}");
     assert!(
-        err.contains(&claude.join("settings.json").display().to_string()) && err.contains("Permission denied"),
+        err.contains(&claude.join("settings.local.json").display().to_string()) && err.contains("Permission denied"),
         "{err}"
     );
-    assert_eq!(std::fs::read_to_string(claude.join("settings.json")).unwrap(), SETTINGS);
-    assert_eq!(names(&claude), ["settings.json"]);
+    assert_eq!(std::fs::read_to_string(claude.join("settings.local.json")).unwrap(), SETTINGS);
+    assert_eq!(names(&claude), ["settings.local.json"]);
 
     // A write that fails after its temporary file was made (here: the file size limit) removes it.
     let claude = project("p4", "{}\n");
     let mut cmd = Command::new(&eng2);
-    cmd.args(["hook", "install"]).current_dir(claude.parent().unwrap());
+    cmd.args(["hook", "install", "--local"]).current_dir(claude.parent().unwrap());
     {
         use std::os::unix::process::CommandExt;
         // SAFETY: setrlimit and signal are async-signal-safe; the child only calls them before exec.
@@ -439,11 +446,11 @@ fn install_under_another_name_is_idempotent_keeps_the_file_and_fails_cleanly() {
     let (code, _, err) = run(&mut cmd);
     assert_eq!(code, 1, "{err}");
     assert!(
-        err.contains(&format!("writing {}", claude.join("settings.json").display())) && err.contains("too large"),
+        err.contains(&format!("writing {}", claude.join("settings.local.json").display())) && err.contains("too large"),
         "{err}"
     );
-    assert_eq!(std::fs::read_to_string(claude.join("settings.json")).unwrap(), "{}\n");
-    assert_eq!(names(&claude), ["settings.json", "settings.json.bak"], "no temporary file left");
+    assert_eq!(std::fs::read_to_string(claude.join("settings.local.json")).unwrap(), "{}\n");
+    assert_eq!(names(&claude), ["settings.local.json", "settings.local.json.bak"], "no temporary file left");
 }
 
 /// The niceness of each thread of a process (field 19 of /proc/PID/task/TID/stat, counted after

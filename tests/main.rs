@@ -13,6 +13,7 @@ mod index;
 mod mcp;
 mod memory_cli;
 mod offline;
+mod plugin;
 mod rerank;
 mod search;
 mod secrets;

@@ -603,8 +603,12 @@ fn without_a_model_search_answers_from_bm25_and_says_so_and_memory_is_still_save
 fn install_and_uninstall_merge_into_claude_code_configuration_and_restore_it() {
     let home = tempfile::tempdir().unwrap();
     let project = tempfile::tempdir().unwrap();
+    // A project install runs `engine` from PATH: this binary's directory comes first.
+    let path = format!("{}:/usr/bin:/bin", bin().parent().unwrap().display());
     let mcp = |args: &[&str], cwd: &Path| {
-        let out = Command::new(bin()).arg("mcp").args(args).current_dir(cwd).env("HOME", home.path()).output().unwrap();
+        let mut cmd = Command::new(bin());
+        let out =
+            cmd.arg("mcp").args(args).current_dir(cwd).env("HOME", home.path()).env("PATH", &path).output().unwrap();
         assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
@@ -612,7 +616,7 @@ fn install_and_uninstall_merge_into_claude_code_configuration_and_restore_it() {
     let file = project.path().join(".mcp.json");
     assert!(mcp(&["install"], project.path()).contains("added"));
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
-    assert_eq!(v["mcpServers"]["engine"]["command"], bin().to_str().unwrap());
+    assert_eq!(v["mcpServers"]["engine"]["command"], "engine");
     assert_eq!(v["mcpServers"]["engine"]["args"], json!(["mcp"]));
     assert!(mcp(&["install", "--project"], project.path()).contains("already installed"));
     mcp(&["uninstall"], project.path());
@@ -626,6 +630,7 @@ fn install_and_uninstall_merge_into_claude_code_configuration_and_restore_it() {
     assert_eq!(v.as_object().unwrap().keys().collect::<Vec<_>>(), ["numStartups", "mcpServers", "projects"]);
     assert_eq!(v["mcpServers"]["docs"]["command"], "docs-server");
     assert_eq!(v["mcpServers"]["engine"]["args"], json!(["mcp"]));
+    assert_eq!(v["mcpServers"]["engine"]["command"], bin().to_str().unwrap(), "the user's file names this binary");
     assert_eq!(std::fs::read_to_string(home.path().join(".claude.json.bak")).unwrap(), original);
     mcp(&["uninstall", "--user"], project.path());
     assert_eq!(std::fs::read_to_string(&user).unwrap(), original);

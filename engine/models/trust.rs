@@ -2,7 +2,10 @@
 //! directory, the install or checkout the executable runs from) is used only when the user
 //! controls it: the directory and every directory above it owned by the user or root, and none of
 //! them writable by group or others, unless it is a sticky directory of root's such as `/tmp`
-//! (there nobody can rename or replace another user's entry). The files are held to the same rule
+//! (there nobody can rename or replace another user's entry), or writable only by the user's own
+//! private group (a umask of 002, Ubuntu's default, makes every directory a program creates —
+//! Claude Code's plugin cache too — group-writable; a group named after the user, its primary
+//! group, that no one else belongs to lets no one else write). The files are held to the same rule
 //! and, when the manifest pins them, to their sha256 before they are loaded: the runtime library
 //! is code that runs in the process, and a model or tokenizer decides what is stored and answered.
 //!
@@ -30,11 +33,67 @@ pub(crate) fn untrusted_dir(dir: &Path) -> Option<String> {
         if m.uid() != me && m.uid() != 0 {
             return Some(format!("{} belongs to uid {}, not to you (uid {me})", d.display(), m.uid()));
         }
-        if m.mode() & 0o022 != 0 && !(sticky_root && d != dir) {
+        if m.mode() & 0o022 != 0 && !(sticky_root && d != dir) && !only_mine_writable(&m, me) {
             return Some(format!("{} is writable by {}", d.display(), writers(m.mode())));
         }
     }
     None
+}
+
+/// Whether a file or directory writable by its group lets no one but this user write: not
+/// writable by others, and its group the user's private group.
+fn only_mine_writable(m: &std::fs::Metadata, me: libc::uid_t) -> bool {
+    m.mode() & 0o002 == 0 && private_group(m.gid(), me)
+}
+
+/// Whether `gid` is the user's private group: the user's primary group, named after the user,
+/// with no other member, and no other account in `/etc/passwd` has it as its primary group.
+pub(crate) fn private_group(gid: libc::gid_t, me: libc::uid_t) -> bool {
+    let Some((name, primary)) = account(me) else { return false };
+    let Some((group, members)) = group(gid) else { return false };
+    if primary != gid || group != name || members.iter().any(|m| *m != name) {
+        return false;
+    }
+    let passwd = std::fs::read_to_string("/etc/passwd").unwrap_or_default();
+    !passwd
+        .lines()
+        .map(|l| l.split(':').collect::<Vec<_>>())
+        .any(|f| f.len() > 3 && f[0] != name && f[3].parse::<libc::gid_t>() == Ok(gid))
+}
+
+/// The user's name and primary group.
+fn account(uid: libc::uid_t) -> Option<(String, libc::gid_t)> {
+    let mut buf = vec![0 as libc::c_char; 1 << 16];
+    // SAFETY: a zeroed passwd is a valid out-parameter; getpwuid_r writes only into it and `buf`
+    // (whose length it is given), and the strings read after it point into `buf`, still alive.
+    unsafe {
+        let mut pwd: libc::passwd = std::mem::zeroed();
+        let mut found = std::ptr::null_mut();
+        if libc::getpwuid_r(uid, &mut pwd, buf.as_mut_ptr(), buf.len(), &mut found) != 0 || found.is_null() {
+            return None;
+        }
+        Some((std::ffi::CStr::from_ptr(pwd.pw_name).to_string_lossy().into_owned(), pwd.pw_gid))
+    }
+}
+
+/// A group's name and listed members.
+fn group(gid: libc::gid_t) -> Option<(String, Vec<String>)> {
+    let mut buf = vec![0 as libc::c_char; 1 << 16];
+    // SAFETY: as in `account`; gr_mem is a null-terminated array of strings inside `buf`.
+    unsafe {
+        let mut grp: libc::group = std::mem::zeroed();
+        let mut found = std::ptr::null_mut();
+        if libc::getgrgid_r(gid, &mut grp, buf.as_mut_ptr(), buf.len(), &mut found) != 0 || found.is_null() {
+            return None;
+        }
+        let mut members = Vec::new();
+        let mut at = grp.gr_mem;
+        while !at.is_null() && !(*at).is_null() {
+            members.push(std::ffi::CStr::from_ptr(*at).to_string_lossy().into_owned());
+            at = at.add(1);
+        }
+        Some((std::ffi::CStr::from_ptr(grp.gr_name).to_string_lossy().into_owned(), members))
+    }
 }
 
 /// Why a file may not be loaded from a trusted directory, if it may not: another user's, or
@@ -45,7 +104,8 @@ fn untrusted_file(path: &Path, m: &std::fs::Metadata) -> Option<String> {
     if m.uid() != me && m.uid() != 0 {
         return Some(format!("{} belongs to uid {}, not to you (uid {me})", path.display(), m.uid()));
     }
-    (m.mode() & 0o022 != 0).then(|| format!("{} is writable by {}", path.display(), writers(m.mode())))
+    (m.mode() & 0o022 != 0 && !only_mine_writable(m, me))
+        .then(|| format!("{} is writable by {}", path.display(), writers(m.mode())))
 }
 
 fn writers(mode: u32) -> &'static str {
@@ -172,6 +232,34 @@ mod tests {
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
         std::fs::set_permissions(&models, std::fs::Permissions::from_mode(0o1777)).unwrap();
         assert!(untrusted_dir(&models).is_some(), "the models directory itself may not be shared, sticky or not");
+    }
+
+    #[test]
+    fn a_directory_writable_by_the_users_private_group_only_is_the_users() {
+        let dir = tempfile::tempdir().unwrap();
+        let models = dir.path().join("models");
+        std::fs::create_dir(&models).unwrap();
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        // SAFETY: geteuid and getegid have no preconditions.
+        let (me, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+        let file = models.join("model.onnx");
+        std::fs::write(&file, b"weights").unwrap();
+        std::os::unix::fs::chown(&models, Some(me), Some(gid)).unwrap();
+        std::fs::set_permissions(&models, std::fs::Permissions::from_mode(0o775)).unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o664)).unwrap();
+        // What the private-group rule decides here depends on this machine's accounts; the
+        // directory and the file are judged by it alike.
+        let private = private_group(gid, me);
+        assert_eq!(untrusted_dir(&models).is_none(), private, "{:?}", untrusted_dir(&models));
+        assert_eq!(verify(&file, None, None).is_ok(), private);
+        // Writable by others: refused whatever the group.
+        std::fs::set_permissions(&models, std::fs::Permissions::from_mode(0o777)).unwrap();
+        assert!(untrusted_dir(&models).unwrap().contains("its group and others"));
+        // A group that is not the user's primary one is never private.
+        assert!(!private_group(gid.wrapping_add(4242), me));
+        if me == 0 && std::fs::read_to_string("/etc/group").unwrap_or_default().lines().any(|l| l == "root:x:0:") {
+            assert!(private, "root's group, with no other member, is root's own");
+        }
     }
 
     #[test]

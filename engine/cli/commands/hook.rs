@@ -3,14 +3,23 @@
 
 use crate::cli::flags::{HookAction, HookArgs, Scope};
 use crate::integrations::hook::Invocation;
+use crate::integrations::install::{program_for, Scope as Where};
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 
 pub(crate) fn run(args: HookArgs, config: Option<&Path>) -> Result<i32> {
     match args.action {
-        None => answer(&Invocation { plain: args.plain, config: config.map(Path::to_path_buf) }),
+        None => answer(&Invocation { plain: args.plain, config: config.map(Path::to_path_buf), plugin: args.plugin }),
         Some(HookAction::Install(scope)) => install(&scope),
         Some(HookAction::Uninstall(scope)) => uninstall(&scope),
+        Some(HookAction::PrintConfig(what)) => {
+            let config = match what.plugin {
+                true => crate::integrations::hook::plugin_config(),
+                false => crate::integrations::hook::settings_config(Path::new(crate::integrations::install::BARE)),
+            };
+            println!("{}", serde_json::to_string_pretty(&config)?);
+            Ok(0)
+        }
     }
 }
 
@@ -24,19 +33,22 @@ fn answer(how: &Invocation) -> ! {
     crate::integrations::hook::finish(crate::integrations::hook::run(&input, how))
 }
 
-/// `.claude/settings.json` of this project, or of the user.
+/// `.claude/settings.json` of this project (shared), `.claude/settings.local.json` (this
+/// machine), or `~/.claude/settings.json` (the user's).
 fn settings_file(scope: &Scope) -> Result<PathBuf> {
-    if scope.user {
-        let home = std::env::var_os("HOME").ok_or_else(|| crate::Error::InvalidInput("HOME is not set".into()))?;
-        Ok(PathBuf::from(home).join(".claude/settings.json"))
-    } else {
-        Ok(std::env::current_dir()?.join(".claude/settings.json"))
+    match scope.scope() {
+        Where::User => {
+            let home = std::env::var_os("HOME").ok_or_else(|| crate::Error::InvalidInput("HOME is not set".into()))?;
+            Ok(PathBuf::from(home).join(".claude/settings.json"))
+        }
+        Where::Local => Ok(std::env::current_dir()?.join(".claude/settings.local.json")),
+        Where::Project => Ok(std::env::current_dir()?.join(".claude/settings.json")),
     }
 }
 
 fn install(scope: &Scope) -> Result<i32> {
     let path = settings_file(scope)?;
-    let exe = std::env::current_exe()?;
+    let exe = program_for(scope.scope(), &std::env::current_exe()?, std::env::var_os("PATH").as_deref())?;
     let r = crate::integrations::hook::install(&path, &exe)?;
     if r.changed.is_empty() {
         println!("{}: the engine's hooks are already installed", path.display());

@@ -203,6 +203,10 @@ pub(crate) struct HookArgs {
     /// Print the context block as plain text instead of the hook's JSON.
     #[arg(long)]
     pub plain: bool,
+    /// Run as the Claude Code plugin's hook: do nothing for an event the Claude Code settings
+    /// already run `engine hook` for (installed by `engine hook install`).
+    #[arg(long)]
+    pub plugin: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -211,17 +215,43 @@ pub(crate) enum HookAction {
     Install(Scope),
     /// Remove exactly the hooks install added.
     Uninstall(Scope),
+    /// Print the hook entries as JSON: what a project install writes, or with --plugin a
+    /// plugin's hooks/hooks.json.
+    PrintConfig(PrintConfig),
+}
+
+/// What `print-config` prints.
+#[derive(Debug, clap::Args)]
+pub(crate) struct PrintConfig {
+    /// The Claude Code plugin's file, running ${CLAUDE_PLUGIN_ROOT}/bin/engine.
+    #[arg(long)]
+    pub plugin: bool,
 }
 
 /// Where an install writes.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Scope {
-    /// This project's file (the default).
-    #[arg(long, conflicts_with = "user")]
+    /// The project's shared file, to commit (the default): runs `engine` from each machine's PATH.
+    #[arg(long, conflicts_with_all = ["user", "local"])]
     pub project: bool,
-    /// The user's file, for every project.
+    /// The project's file for this machine only, not committed: runs this binary by its path.
+    #[arg(long, conflicts_with = "user")]
+    pub local: bool,
+    /// The user's file, for every project: runs this binary by its path.
     #[arg(long)]
     pub user: bool,
+}
+
+impl Scope {
+    /// The scope the flags name.
+    pub fn scope(&self) -> crate::integrations::install::Scope {
+        use crate::integrations::install::Scope as S;
+        match (self.local, self.user) {
+            (true, _) => S::Local,
+            (_, true) => S::User,
+            _ => S::Project,
+        }
+    }
 }
 
 #[derive(Debug, clap::Args)]
@@ -245,11 +275,15 @@ pub(crate) struct McpArgs {
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum McpAction {
-    /// Add the server to Claude Code's MCP configuration: .mcp.json here (the default) or
-    /// ~/.claude.json (a backup is kept; idempotent).
+    /// Add the server to Claude Code's MCP configuration: .mcp.json here (the default), this
+    /// project's entry in ~/.claude.json (--local) or ~/.claude.json for every project (--user);
+    /// a backup is kept; idempotent.
     Install(Scope),
     /// Remove exactly the entry install added.
     Uninstall(Scope),
+    /// Print the server's entry as JSON: what a project install writes, or with --plugin a
+    /// plugin's .mcp.json.
+    PrintConfig(PrintConfig),
 }
 
 #[derive(Debug, clap::Args)]

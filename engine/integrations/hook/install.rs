@@ -5,7 +5,7 @@ use crate::error::Result;
 use crate::files::atomic::write_atomic;
 use crate::integrations::install::InstallReport;
 use serde_json::Value;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The hook entries `engine hook install` adds: (event, matcher, timeout in seconds).
 pub(crate) const ENTRIES: [(&str, Option<&str>, u64); 5] = [
@@ -44,6 +44,84 @@ fn is_ours(command: &str) -> bool {
     Path::new(program).file_name().is_some_and(|n| n == "engine")
 }
 
+/// The root of an installed plugin, as Claude Code substitutes it in a plugin's hook commands.
+pub const PLUGIN_ROOT: &str = "${CLAUDE_PLUGIN_ROOT}";
+
+/// One entry of `hooks.<event>`: the matcher (when the event has one) and the hook to run.
+fn entry(matcher: Option<&str>, hook: Value) -> Value {
+    let mut entry = serde_json::json!({"hooks": [hook]});
+    if let Some(m) = matcher {
+        entry["matcher"] = Value::String(m.to_string());
+    }
+    entry
+}
+
+/// The `hooks` object for every event the engine handles, each entry's hook made by `hook` from
+/// the event's timeout: the one list install and the plugin both take their entries from.
+fn hooks_object(hook: impl Fn(u64) -> Value) -> Value {
+    let events = ENTRIES
+        .iter()
+        .map(|(event, matcher, timeout)| (event.to_string(), serde_json::json!([entry(*matcher, hook(*timeout))])));
+    Value::Object(events.collect())
+}
+
+/// What install writes, as a settings file holding only it (`engine hook print-config`): the
+/// entries running `program` (the bare `engine` of a project install, or a path).
+pub fn settings_config(program: &Path) -> Value {
+    let command = hook_command(program);
+    serde_json::json!({"hooks": hooks_object(|timeout| serde_json::json!({"type": "command", "command": command, "timeout": timeout}))})
+}
+
+/// A plugin's `hooks/hooks.json` (`engine hook print-config --plugin`): the same events, matchers
+/// and timeouts as install, in exec form (no shell between Claude Code and the binary) running the
+/// plugin's own `bin/engine hook --plugin`, which steps aside where settings run the engine's hook.
+pub fn plugin_config() -> Value {
+    let command = format!("{PLUGIN_ROOT}/bin/engine");
+    serde_json::json!({
+        "description": "engine: project context on each prompt, a digest at session start, memory capture",
+        "hooks": hooks_object(|timeout| serde_json::json!(
+            {"type": "command", "command": command, "args": ["hook", "--plugin"], "timeout": timeout}
+        )),
+    })
+}
+
+/// The settings file among `files` that runs the engine's own hook (one install added) for
+/// `event`, if one does: the plugin's hook then steps aside so the event is handled once.
+pub(crate) fn runs_ours(files: &[PathBuf], event: &str) -> Option<PathBuf> {
+    files
+        .iter()
+        .find(|path| {
+            let Ok(text) = std::fs::read_to_string(path) else { return false };
+            let Ok(settings) = serde_json::from_str::<Value>(&text) else { return false };
+            settings["hooks"][event]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|entry| entry["hooks"].as_array())
+                .flatten()
+                .any(|h| h["command"].as_str().is_some_and(is_ours))
+        })
+        .cloned()
+}
+
+/// Points the hooks of ours in one event's entries at `command`: `None` when there is none (the
+/// event needs an entry), else whether one ran another program (an earlier install from
+/// elsewhere, or by path where a project now wants `engine` from PATH) and was changed in place.
+fn repoint(entries: &mut [Value], command: &str) -> Option<bool> {
+    let mut present = false;
+    let mut changed = false;
+    for h in entries.iter_mut().filter_map(|e| e.get_mut("hooks").and_then(Value::as_array_mut)).flatten() {
+        if h["command"].as_str().is_some_and(is_ours) {
+            present = true;
+            if h["command"] != command {
+                h["command"] = Value::String(command.to_string());
+                changed = true;
+            }
+        }
+    }
+    present.then_some(changed)
+}
+
 /// Whether any hook of any event in these settings is one install added.
 fn has_ours(settings: &Value) -> bool {
     settings["hooks"]
@@ -58,7 +136,8 @@ fn has_ours(settings: &Value) -> bool {
 }
 
 /// Merges the engine's hook entries into a Claude Code settings file, keeping everything else.
-/// Idempotent: events that already run an engine hook (any binary's) are left alone.
+/// Idempotent: an event that already runs this command is left alone; one whose engine hook runs
+/// another program (any binary's, recognised by the marker) is pointed at `exe`.
 pub fn install(path: &Path, exe: &Path) -> Result<InstallReport> {
     let old = crate::files::json::read(path)?;
     let mut new = old.value.clone();
@@ -85,18 +164,17 @@ pub fn install(path: &Path, exe: &Path) -> Result<InstallReport> {
                 path.display()
             )));
         };
-        let present = list.iter().any(|entry| {
-            entry["hooks"].as_array().is_some_and(|hs| hs.iter().any(|h| h["command"].as_str().is_some_and(is_ours)))
-        });
-        if present {
-            continue;
+        match repoint(list, &command) {
+            Some(true) => changed.push(event.to_string()),
+            Some(false) => {}
+            None => {
+                list.push(entry(
+                    matcher,
+                    serde_json::json!({"type": "command", "command": command, "timeout": timeout}),
+                ));
+                changed.push(event.to_string());
+            }
         }
-        let mut entry = serde_json::json!({"hooks": [{"type": "command", "command": command, "timeout": timeout}]});
-        if let Some(m) = matcher {
-            entry["matcher"] = Value::String(m.to_string());
-        }
-        list.push(entry);
-        changed.push(event.to_string());
     }
     if changed.is_empty() {
         return Ok(InstallReport { changed, backup: None });
@@ -178,10 +256,17 @@ mod tests {
         assert_eq!(v["hooks"]["UserPromptSubmit"].as_array().unwrap().len(), 2);
         assert_eq!(v["hooks"]["UserPromptSubmit"][1]["hooks"][0]["command"], "/opt/bin/engine hook # engine-hook");
         assert_eq!(v["hooks"]["PostToolUse"][0]["matcher"], "Edit|Write|NotebookEdit|MultiEdit");
-        // Idempotent: a second install changes nothing (even from another build's path).
-        let again = install(&path, Path::new("/usr/local/bin/engine")).unwrap();
+        // Idempotent: a second install changes nothing.
+        let again = install(&path, exe).unwrap();
         assert!(again.changed.is_empty() && again.backup.is_none());
         assert_eq!(serde_json::from_str::<Value>(&std::fs::read_to_string(&path).unwrap()).unwrap(), v);
+        // Another build's install points the same entries at it: no duplicates, no new backup.
+        let moved = install(&path, Path::new("engine")).unwrap();
+        assert_eq!((moved.changed.len(), moved.backup), (5, None));
+        let w: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(w["hooks"]["UserPromptSubmit"].as_array().unwrap().len(), 2);
+        assert_eq!(w["hooks"]["UserPromptSubmit"][1]["hooks"][0]["command"], "engine hook # engine-hook");
+        assert_eq!(w["hooks"]["SessionEnd"][0]["hooks"][0]["timeout"], 30, "only the command changes");
         // Uninstall: back to the original.
         let r = uninstall(&path).unwrap();
         assert_eq!(r.changed.len(), 5);
@@ -211,6 +296,48 @@ mod tests {
         }
     }
 
+    #[test]
+    fn the_plugin_runs_the_events_matchers_and_timeouts_install_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("settings.json");
+        install(&path, Path::new("engine")).unwrap();
+        let installed: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(installed, settings_config(Path::new("engine")), "print-config prints what install writes");
+        let plugin = plugin_config();
+        let events = |v: &Value| v["hooks"].as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+        assert_eq!(events(&plugin), events(&installed));
+        for (event, entries) in installed["hooks"].as_object().unwrap() {
+            let (ours, theirs) = (&plugin["hooks"][event][0], &entries[0]);
+            assert_eq!(ours["matcher"], theirs["matcher"], "{event}");
+            assert_eq!(ours["hooks"][0]["timeout"], theirs["hooks"][0]["timeout"], "{event}");
+            assert_eq!(ours["hooks"][0]["command"], "${CLAUDE_PLUGIN_ROOT}/bin/engine");
+            assert_eq!(ours["hooks"][0]["args"], serde_json::json!(["hook", "--plugin"]));
+        }
+        assert_eq!(plugin["hooks"]["PostToolUse"][0]["matcher"], "Edit|Write|NotebookEdit|MultiEdit");
+    }
+
+    #[test]
+    fn the_plugin_steps_aside_for_the_events_a_settings_file_runs_the_engines_hook_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = |name: &str, text: &str| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, text).unwrap();
+            path
+        };
+        let files = [
+            dir.path().join("absent.json"),
+            file("broken.json", "{ not json"),
+            file("other.json", r#"{"hooks": {"SessionEnd": [{"hooks": [{"type": "command", "command": "notify"}]}]}}"#),
+            file(
+                "ours.json",
+                r#"{"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "engine hook # engine-hook"}]}]}}"#,
+            ),
+        ];
+        assert_eq!(runs_ours(&files, "UserPromptSubmit"), Some(files[3].clone()));
+        assert_eq!(runs_ours(&files, "SessionEnd"), None);
+        assert_eq!(runs_ours(&files[..3], "UserPromptSubmit"), None);
+    }
+
     /// A settings file in the layout install writes (two-space pretty JSON), keys deliberately
     /// out of alphabetical order, with a user hook and an empty entry of the user's own.
     /// A user's settings file with hooks of other tools, an empty entry and keys out of order.
@@ -231,12 +358,18 @@ mod tests {
         let at = |k: &str| installed.find(k).unwrap();
         assert!(at("\"model\"") < at("\"permissions\"") && at("\"permissions\"") < at("\"hooks\""));
         assert!(at("\"deny\"") < at("\"allow\"") && at("\"ZED\"") < at("\"ALPHA\""), "{installed}");
-        // Installing again, from the same name or another one, adds nothing and keeps the backup.
-        for exe in ["/opt/tools/eng2", "/home/me/bin/engine-dev"] {
-            let again = install(&path, Path::new(exe)).unwrap();
-            assert_eq!(again, InstallReport { changed: vec![], backup: None }, "{exe}");
-            assert_eq!(std::fs::read_to_string(&path).unwrap(), installed);
-        }
+        // Installing again adds nothing; from another binary it only repoints; the backup stays.
+        let again = install(&path, Path::new("/opt/tools/eng2")).unwrap();
+        assert_eq!(again, InstallReport { changed: vec![], backup: None });
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), installed);
+        let moved = install(&path, Path::new("/home/me/bin/engine-dev")).unwrap();
+        assert_eq!((moved.changed.len(), moved.backup), (5, None));
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            installed.replace("/opt/tools/eng2 hook", "/home/me/bin/engine-dev hook")
+        );
+        install(&path, Path::new("/opt/tools/eng2")).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), installed);
         assert_eq!(std::fs::read_to_string(&backup).unwrap(), ORIGINAL);
         let r = uninstall(&path).unwrap();
         assert_eq!(r.changed, ["UserPromptSubmit", "SessionStart", "PostToolUse", "PreCompact", "SessionEnd"]);
@@ -262,7 +395,8 @@ mod tests {
         ]}});
         std::fs::write(&path, serde_json::to_string_pretty(&old).unwrap()).unwrap();
         let r = install(&path, Path::new("/opt/eng2")).unwrap();
-        assert_eq!(r.changed, ["SessionStart", "PostToolUse", "PreCompact", "SessionEnd"]);
+        // The old entry is repointed (and gains the marker), the others are added.
+        assert_eq!(r.changed, ["UserPromptSubmit", "SessionStart", "PostToolUse", "PreCompact", "SessionEnd"]);
         assert_eq!(r.backup, None, "the file held an entry of ours: not a backup of the user's file");
         assert_eq!(std::fs::read_to_string(&bak).unwrap(), "the user's original\n");
         let v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();

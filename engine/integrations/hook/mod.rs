@@ -9,7 +9,7 @@ mod install;
 mod prompt;
 mod session;
 
-pub use install::{hook_command, install, uninstall};
+pub use install::{hook_command, install, plugin_config, settings_config, uninstall, PLUGIN_ROOT};
 
 use crate::config::{HookConfig, Settings};
 use crate::error::Result;
@@ -154,6 +154,10 @@ pub struct Invocation {
     /// `engine --config F hook`: settings from F instead of the project's `engine.toml`; the
     /// prompt is then answered in this process (the daemon serves the project's own settings).
     pub config: Option<PathBuf>,
+    /// `engine hook --plugin`, as the Claude Code plugin runs it: does nothing, silently, for an
+    /// event the Claude Code settings already run the engine's own hook for (`engine hook
+    /// install`), so a project with both gets its context and capture once.
+    pub plugin: bool,
 }
 
 impl Invocation {
@@ -199,6 +203,9 @@ fn dispatch(payload: &Payload, how: &Invocation) -> Outcome {
         Some(c) => c,
         None => return Outcome::quiet("no cwd in the payload; nothing added"),
     };
+    if how.plugin && installed_by_hand(&cwd, &payload.event).is_some() {
+        return Outcome::default();
+    }
     let found = crate::index::store::find_index(&cwd);
     let Some(index) = found.index else {
         if matches!(payload.event.as_str(), "PreCompact" | "SessionEnd") {
@@ -239,6 +246,14 @@ fn dispatch(payload: &Payload, how: &Invocation) -> Outcome {
     }
     stderr.extend(out.stderr);
     Outcome { stderr: (!stderr.is_empty()).then(|| stderr.join("\n")), ..out }
+}
+
+/// The Claude Code settings file that runs the engine's own hook for `event` in the project
+/// `project`, if one does: the project's shared and local settings, then the user's.
+pub(crate) fn installed_by_hand(project: &Path, event: &str) -> Option<PathBuf> {
+    let mut files = vec![project.join(".claude/settings.json"), project.join(".claude/settings.local.json")];
+    files.extend(std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".claude/settings.json")));
+    install::runs_ours(&files, event)
 }
 
 fn answer(context: Option<String>, notes: Vec<String>) -> Outcome {

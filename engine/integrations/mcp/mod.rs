@@ -25,7 +25,7 @@ mod install;
 mod results;
 mod tools;
 
-pub use install::{config_path, install, uninstall, SERVER_NAME};
+pub use install::{entry, install_at, plugin_config, target, uninstall_at, Target, SERVER_NAME};
 
 use crate::error::Result;
 use serde_json::{json, Map, Value};
