@@ -285,8 +285,11 @@ fn the_packaged_plugin_installs_with_the_real_client_and_its_hooks_answer_as_the
         (check_output(name, &stdout), stderr)
     };
     // The first session in a project without an index starts indexing it in the background.
+    // The user is told in the message the client shows them; the model gets nothing.
     let (first, stderr) = run("SessionStart");
-    assert!(first.is_none() && stderr.contains("started indexing"), "{first:?} {stderr}");
+    let first = first.unwrap_or_else(|| panic!("no message: {stderr}"));
+    assert!(first["systemMessage"].as_str().is_some_and(|m| m.contains("started indexing")), "{first}");
+    assert!(first.get("hookSpecificOutput").is_none() && stderr.contains("started indexing"), "{first} {stderr}");
     let engine = plugin_root.join("bin/engine");
     wait_for_index(&engine, p, home.path());
     let (digest, stderr) = run("SessionStart");
