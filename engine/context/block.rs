@@ -4,12 +4,13 @@
 //! Project files go inside `<project-context>`, memory records inside `<memory-context>`, notes
 //! after both.
 
-use super::excerpt::{excerpt, line, whole};
+use super::excerpt::{excerpt, line as best_line, whole};
 use super::markup::{clean, clean_text, escape_text, visible};
 use crate::config::{ContextConfig, OutputMode};
 use crate::hit::{Confidence, Hit};
 use crate::memory::record::QUOTED_TAG;
 use serde::Serialize;
+use std::cell::OnceCell;
 
 /// Which rule decided how much of the hits the context shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -145,17 +146,19 @@ fn element(name: &str, attrs: &str, body: &str) -> String {
     }
 }
 
-/// A planned hit made ready to render at any layer: its [`attrs`], its [`visible`] text, its best
-/// line, the cleaned window of it and of each other piece of its memory record shown with it
-/// (each cut on its own, so no cut runs across two pieces), and its neighbours (read only for
-/// [`Layer::Neighbours`]). Made once however many layers are tried; secrets go before any window
-/// or line cuts the text (a cut token no longer matches).
+/// A planned hit made ready to render at any layer: its [`attrs`], its [`visible`] text and that of
+/// each other piece of its memory record shown with it, and its neighbours (read only for
+/// [`Layer::Neighbours`]). Secrets go before any window or line cuts a text (a cut token no longer
+/// matches). The windows (each piece cut on its own, so no cut runs across two pieces) and the
+/// best line are made when a layer first needs them, once however many layers are tried: most
+/// entries are medium ones that never show a window.
 struct Entry<'a> {
     hit: &'a Hit,
+    query: &'a str,
     attrs: String,
-    text: String,
-    line: String,
-    windows: Vec<String>,
+    texts: Vec<String>,
+    windows: OnceCell<Vec<String>>,
+    line: OnceCell<String>,
     near: Vec<Hit>,
 }
 
@@ -166,15 +169,28 @@ impl Entry<'_> {
         self.hit.confidence == Confidence::Medium && self.hit.kind == "memory"
     }
 
+    /// The cleaned window of each piece that best shows the query.
+    fn windows(&self, config: &ContextConfig) -> &[String] {
+        self.windows.get_or_init(|| self.texts.iter().map(|t| window(t, self.query, config.snippet_chars)).collect())
+    }
+
+    /// The cleaned line of the hit's text that best shows the query.
+    fn line(&self, config: &ContextConfig) -> &str {
+        self.line.get_or_init(|| {
+            let text = self.texts.first().map_or("", String::as_str);
+            clean_text(&best_line(text, self.query, config.summary_chars), usize::MAX, true)
+        })
+    }
+
     /// The entry at `layer`, with its first `pieces` windows.
     fn render(&self, layer: Layer, pieces: usize, config: &ContextConfig) -> String {
-        let windows = &self.windows[..pieces];
+        let windows = || &self.windows(config)[..pieces];
         let body = match layer {
-            Layer::Summary if self.medium_record() => windows.join("\n"),
-            Layer::Summary => self.line.clone(),
-            Layer::Snippet => windows.join("\n"),
+            Layer::Summary if self.medium_record() => windows().join("\n"),
+            Layer::Summary => self.line(config).to_string(),
+            Layer::Snippet => windows().join("\n"),
             Layer::Neighbours => {
-                let mut s = windows.join("\n");
+                let mut s = windows().join("\n");
                 for n in &self.near {
                     let a = format!(
                         " lines=\"{}-{}\" title=\"{}\"",
@@ -189,8 +205,9 @@ impl Entry<'_> {
                 s
             }
             Layer::Full => {
-                let rest: String = windows[1..].iter().map(|w| format!("\n{w}")).collect();
-                format!("{}{rest}", clean_text(&whole(&self.text), usize::MAX, true))
+                let rest: String = windows()[1..].iter().map(|w| format!("\n{w}")).collect();
+                let text = self.texts.first().map_or("", String::as_str);
+                format!("{}{rest}", clean_text(&whole(text), usize::MAX, true))
             }
         };
         element("result", &self.attrs, &body)
@@ -204,7 +221,7 @@ impl Entry<'_> {
         layers.retain(|l| *l <= planned);
         layers.dedup();
         let medium_record = self.medium_record();
-        let pieces = |l: Layer| if l != Layer::Summary || medium_record { self.windows.len() } else { 1 };
+        let pieces = |l: Layer| if l != Layer::Summary || medium_record { self.texts.len() } else { 1 };
         layers.into_iter().flat_map(|l| (1..=pieces(l)).rev().map(move |n| (l, n))).collect()
     }
 }
@@ -374,7 +391,7 @@ fn pack(
 /// A planned hit made ready to render: neighbours that are hits themselves, or already shown as
 /// someone's neighbour, are left out (they would repeat text).
 fn prepare<'a>(
-    query: &str,
+    query: &'a str,
     planned: &Planned<'a>,
     plan: &[Planned],
     seen: &[Hit],
@@ -395,10 +412,7 @@ fn prepare<'a>(
     };
     let texts: Vec<String> =
         std::iter::once(hit).chain(planned.parts.iter().copied()).map(|h| visible(&h.text, true)).collect();
-    let windows: Vec<String> = texts.iter().map(|t| window(t, query, config.snippet_chars)).collect();
-    let text = texts.into_iter().next().unwrap_or_default();
-    let line = clean_text(&line(&text, query, config.summary_chars), usize::MAX, true);
-    Entry { hit, attrs: attrs(hit, config), text, line, windows, near }
+    Entry { hit, query, attrs: attrs(hit, config), texts, windows: OnceCell::new(), line: OnceCell::new(), near }
 }
 
 /// One high hit whose evidence is strong and whose lead over every other hit is wide. The lead is
@@ -775,9 +789,16 @@ pub(crate) mod tests {
             let mut high = h.clone();
             high.confidence = High;
             let seen = visible(&high.text, true);
-            let windows = vec![window(&seen, "q", c.snippet_chars)];
-            let line = clean_text(&super::super::excerpt::line(&seen, "q", c.summary_chars), usize::MAX, true);
-            let entry = Entry { hit: &high, attrs: attrs(&high, &c), text: seen, line, windows, near: Vec::new() };
+            let (windows, line) = (OnceCell::new(), OnceCell::new());
+            let entry = Entry {
+                hit: &high,
+                query: "q",
+                attrs: attrs(&high, &c),
+                texts: vec![seen],
+                windows,
+                line,
+                near: Vec::new(),
+            };
             let text = entry.render(layer, 1, &c);
             assert!(!text.contains("ghp_") && !text.contains("0123456789abcdef"), "{layer:?}: {text}");
             assert!(!text.contains(['\u{FFFE}', '\u{FFFF}', '\u{FDD0}']), "{text}");
