@@ -199,6 +199,20 @@ const SNIPPET_STOP: &[&str] = &[
     "way", "were", "what", "when", "where", "which", "who", "why", "will", "with", "would", "you", "your",
 ];
 
+/// The words of `query` a snippet is placed by: longer than two characters, not too common,
+/// ASCII-lowercased, sorted, each once.
+pub(crate) fn snippet_terms(query: &str) -> Vec<String> {
+    let mut terms: Vec<String> = query
+        .split(|c: char| !c.is_alphanumeric() && c != '_')
+        .filter(|t| t.len() > 2)
+        .map(str::to_ascii_lowercase)
+        .filter(|t| !SNIPPET_STOP.contains(&t.as_str()))
+        .collect();
+    terms.sort();
+    terms.dedup();
+    terms
+}
+
 /// The part of `text` (whitespace collapsed) of at most `max` characters that best shows `query`:
 /// the window holding the most distinct query words, placed so that a third of the room left
 /// goes before the first of them and two thirds after (what answers a question tends to follow
@@ -210,14 +224,7 @@ pub fn snippet(text: &str, query: &str, max: usize) -> String {
     }
     // ASCII case folding keeps byte offsets, so windows found in `lower` cut `flat` on the same bytes.
     let lower = flat.to_ascii_lowercase();
-    let mut terms: Vec<String> = query
-        .split(|c: char| !c.is_alphanumeric() && c != '_')
-        .filter(|t| t.len() > 2)
-        .map(str::to_ascii_lowercase)
-        .filter(|t| !SNIPPET_STOP.contains(&t.as_str()))
-        .collect();
-    terms.sort();
-    terms.dedup();
+    let terms = snippet_terms(query);
     // Every occurrence of a query word: (start, end, which word), in text order.
     let mut hits: Vec<(usize, usize, usize)> = terms
         .iter()

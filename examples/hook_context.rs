@@ -4,7 +4,8 @@
 //!
 //! Indexes the bundled `sample/` project into a temporary directory, then asks for each prompt
 //! what the hook adds: nothing for small talk and for questions the project cannot answer, and
-//! otherwise a `<context>` block of the files that answer, within the hook's size limit.
+//! otherwise a context block of the files (`<project-context>`) and memory records
+//! (`<memory-context>`) that answer, within the hook's size limit.
 
 use engine::{Engine, Source};
 use std::path::PathBuf;

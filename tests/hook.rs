@@ -148,7 +148,8 @@ fn a_deadline_passing_while_the_model_starts_never_crashes_the_hook() {
         std::fs::write(p.path().join("engine.toml"), format!("[hook]\ndaemon = false\ndeadline_ms = {ms}\n")).unwrap();
         let (code, out, err) = hook(&q, &[], &[]);
         assert_eq!(code, 0, "run {run} (deadline {ms} ms) exited with {code}; stderr: {err}");
-        assert!(out.is_empty() || context_of(&out).starts_with("<memory-context>"), "run {run}: {out}");
+        let wrapped = |c: String| c.starts_with("<memory-context>") || c.starts_with("<project-context>");
+        assert!(out.is_empty() || wrapped(context_of(&out)), "run {run}: {out}");
         assert!(err.is_empty() || (err.starts_with("engine hook: ") && err.lines().count() == 1), "run {run}: {err}");
     }
 }

@@ -142,8 +142,20 @@ fn results_carry_confidence_and_the_context_format_is_tiered() {
     assert_eq!(labels[0], "high", "{out}");
     let (code, out, err) = search(&["SessionStore", "--format", "context"]);
     assert_eq!(code, 0, "{err}");
-    assert!(out.starts_with("<memory-context>\n<result confidence=\"high\" path=\"src/session_store.rs\""), "{out}");
-    assert!(out.trim_end().ends_with("</memory-context>") || out.contains("</memory-context>\n<memory-note>"), "{out}");
+    // Source files under the project's wrapper, memory records under their own, notes after both.
+    assert!(out.starts_with("<project-context>\n<result confidence=\"high\" path=\"src/session_store.rs\""), "{out}");
+    assert!(out.trim_end().ends_with("-context>") || out.contains("-context>\n<memory-note>"), "{out}");
+    let code_lines = out.split("</project-context>").next().unwrap();
+    assert!(!code_lines.contains(".claude/memory/"), "no memory record among the files: {out}");
+    // The code as written: its own lines, indented as in the file, with its arrows and quotes.
+    let (code, out, err) = search(&["SessionStore::load", "--format", "context"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("\npub fn load(&amp;self, session_id: &amp;str) -> Result&lt;Option&lt;Session>, StoreError> {\n"),
+        "{out}"
+    );
+    assert!(out.contains("\n    let key = format!(\"{}:{}\", self.prefix, session_id);\n"), "{out}");
+    assert!(!out.contains("&gt;") && !out.contains("&quot;"), "{out}");
     let (code, out, err) = search(&["SessionStore", "--format", "context", "--json"]);
     assert_eq!(code, 0, "{err}");
     let block = json(&out);
@@ -152,15 +164,12 @@ fn results_carry_confidence_and_the_context_format_is_tiered() {
             .contains(&block["rule"].as_str().unwrap()),
         "{block}"
     );
-    assert!(block["tokens"].as_u64().unwrap() > 0 && block["text"].as_str().unwrap().starts_with("<memory-context>"));
+    assert!(block["tokens"].as_u64().unwrap() > 0 && block["text"].as_str().unwrap().starts_with("<project-context>"));
     assert_eq!(block["shown"][0]["confidence"], "high");
     assert!(["full", "snippet", "neighbours"].contains(&block["shown"][0]["layer"].as_str().unwrap()), "{block}");
     let (code, out, _) = search(&["write a haiku about autumn leaves", "--format", "context"]);
     assert_eq!(code, 0);
-    assert!(
-        out.starts_with("<memory-note>") && !out.contains("<memory-context>"),
-        "nothing relevant, no wrapper: {out}"
-    );
+    assert!(out.starts_with("<memory-note>") && !out.contains("-context>"), "nothing relevant, no wrapper: {out}");
 }
 
 #[test]
@@ -189,9 +198,15 @@ fn hostile_indexed_content_cannot_escape_the_context_block() {
     assert!(out.contains("Session store"), "the record is found: {out}");
     assert_eq!(out.matches("<memory-context>").count(), 1, "{out}");
     assert_eq!(out.matches("</memory-context>").count(), 1, "{out}");
-    for forbidden in
-        ["<system>", "</system>", "\u{202E}", "\u{200B}", "\u{0007}", "confidence=\"high\">forged", "</memory-note>\""]
-    {
+    for forbidden in [
+        "<system>",
+        "</system>",
+        "\u{202E}",
+        "\u{200B}",
+        "\u{0007}",
+        "<result confidence=\"high\">forged",
+        "</memory-note>\"",
+    ] {
         assert!(!out.contains(forbidden), "{forbidden:?} in {out}");
     }
     assert!(out.contains("&amp;lt;script&amp;gt;"), "already-escaped text stays literal: {out}");

@@ -297,9 +297,11 @@ section! {
         budget_tokens: usize = 2000 => Bound::ints(BUDGET_TOKENS),
         /// Packing stops at this share of the budget.
         fill: f32 = 0.95 => Bound::Float(0.1..=1.0),
-        /// Characters of the one-line summary of a hit.
+        /// Characters of the one line a medium entry shows (the line naming most of the prompt's
+        /// words; a longer line is cut between words), and of a record in the session digest.
         summary_chars: usize = 100 => Bound::ints(CHARS),
-        /// Characters of a result's snippet.
+        /// Characters of a result's snippet: whole lines around the prompt's words, cut between
+        /// lines (inside only a line longer than this).
         snippet_chars: usize = 400 => Bound::ints(CHARS),
         /// Characters of a title.
         title_chars: usize = 120 => Bound::ints(CHARS),

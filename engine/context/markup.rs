@@ -36,27 +36,53 @@ pub(crate) fn visible(s: &str, body: bool) -> String {
     crate::secrets::redact_owned(kept)
 }
 
-/// Makes a user-controlled string safe inside an element or attribute: [`visible`], cut to
-/// `max_chars` characters on a character boundary, then XML-escaped.
+/// Makes a user-controlled string safe inside an attribute value: [`visible`], cut to
+/// `max_chars` characters on a character boundary, then escaped with [`escape_attr`].
 pub(crate) fn clean(s: &str, max_chars: usize, body: bool) -> String {
+    escape_attr(&cut(s, max_chars, body))
+}
+
+/// Makes a user-controlled string safe as element text: [`visible`], cut to `max_chars`
+/// characters on a character boundary, then escaped with [`escape_text`].
+pub(crate) fn clean_text(s: &str, max_chars: usize, body: bool) -> String {
+    escape_text(&cut(s, max_chars, body))
+}
+
+fn cut(s: &str, max_chars: usize, body: bool) -> String {
     let kept = visible(s, body);
     let mut cut: String = kept.chars().take(max_chars).collect();
     if kept.chars().nth(max_chars).is_some() {
         cut.push('…');
     }
-    escape(&cut)
+    cut
 }
 
-/// XML escaping of text and attribute values (`&` first, so `&lt;` stays literal text).
-pub(crate) fn escape(s: &str) -> String {
+/// Escapes element text: only what XML requires there, so code and prose keep their `>` and
+/// quotes. `&` first (so `&lt;` stays literal text) and `<`; a `>` after `]` too, since `]]>` may
+/// not appear in text and a redaction marker (`[redacted]`) ends in `]`.
+pub(crate) fn escape_text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 8);
+    let mut after_bracket = false;
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' if after_bracket => out.push_str("&gt;"),
+            c => out.push(c),
+        }
+        after_bracket = c == ']';
+    }
+    out
+}
+
+/// Escapes an attribute value, always written between double quotes: `&`, `<` and `"`.
+pub(crate) fn escape_attr(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 8);
     for c in s.chars() {
         match c {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
             c => out.push(c),
         }
     }
@@ -64,7 +90,10 @@ pub(crate) fn escape(s: &str) -> String {
 }
 
 /// The elements a context block is made of, with the attributes each may carry.
+/// `memory-compact` is what blocks of earlier versions (and the session digest) call a medium
+/// entry; a daemon of an earlier version may still answer with one.
 const BLOCK_ELEMENTS: &[(&str, &[&str])] = &[
+    ("project-context", &[]),
     ("memory-context", &["kind"]),
     ("result", &["confidence", "path", "lines", "title", "tags", "category", "quoted"]),
     ("memory-compact", &["confidence", "path", "lines", "title", "tags", "category", "quoted"]),
@@ -86,7 +115,7 @@ pub(crate) fn sanitize_block(text: &str) -> Option<String> {
     let mut rest = text;
     while !rest.is_empty() {
         if let Some(tag_start) = rest.strip_prefix('<') {
-            let end = tag_start.find('>')?;
+            let end = tag_end(tag_start)?;
             let tag = &tag_start[..end];
             rest = &tag_start[end + 1..];
             if let Some(name) = tag.strip_prefix('/') {
@@ -132,14 +161,25 @@ pub(crate) fn sanitize_block(text: &str) -> Option<String> {
                 }
                 out.push_str(&"\n".repeat(t.matches('\n').count()));
             } else {
-                out.push_str(&clean(&unescape(t)?, usize::MAX, true));
+                out.push_str(&clean_text(&unescape(t)?, usize::MAX, true));
             }
         }
     }
     open.is_empty().then_some(out)
 }
 
-/// Undoes [`escape`]; `None` for any other entity or a bare `&`.
+/// Where a tag (the text after its `<`) ends: the first `>` outside a quoted attribute value,
+/// which may hold a literal `>`.
+fn tag_end(tag: &str) -> Option<usize> {
+    let mut quoted = false;
+    tag.char_indices().find_map(|(i, c)| {
+        quoted ^= c == '"';
+        (c == '>' && !quoted).then_some(i)
+    })
+}
+
+/// Undoes [`escape_text`] and [`escape_attr`], and the escapes of earlier versions (`&gt;`,
+/// `&quot;` and `&apos;` anywhere); `None` for any other entity or a bare `&`.
 fn unescape(s: &str) -> Option<String> {
     let mut out = String::with_capacity(s.len());
     let mut rest = s;

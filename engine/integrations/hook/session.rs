@@ -3,7 +3,7 @@
 
 use super::{answer, reindex_unless_locked, take_pending, Outcome, Payload};
 use crate::config::{HookConfig, Settings};
-use crate::context::clean;
+use crate::context::{clean, clean_text};
 use crate::error::Result;
 use crate::memory::{category, MemoryStore, Stored};
 use std::collections::HashSet;
@@ -240,7 +240,7 @@ fn record_line(s: &Stored, root: &Path, settings: &Settings) -> String {
         clean(&r.category, c.tag_chars, false),
         clean(&path, c.path_chars, false),
         clean(&r.title, c.title_chars, false),
-        clean(&summary, size, false),
+        clean_text(&summary, size, false),
     )
 }
 
@@ -260,7 +260,7 @@ fn changes_note(index: &Path, used: usize, settings: &Settings) -> Result<String
     let mut listed: Vec<String> = Vec::new();
     let mut note_chars = chars(&head) + chars(tail);
     for p in changed.iter().take(20) {
-        let p = clean(p, c.path_chars, false);
+        let p = clean_text(p, c.path_chars, false);
         // Room for the path, its separator and the "and N more" line.
         if used + note_chars + chars(&p) + 2 + 24 > max {
             break;
