@@ -58,6 +58,14 @@ fn reindexing_touches_only_what_changed() {
     assert_eq!(st["documents"], first["files_changed"]);
     assert!(st["by_kind"]["memory"]["documents"].as_u64().unwrap() == 3, "{st}");
     assert!(st["by_lang"]["rust"]["chunks"].as_u64().unwrap() >= 1, "{st}");
+    // In text, when it was written reads as a date and an age, not unix seconds.
+    let (code, out, err) = engine(&["status", "--index", idx.path().to_str().unwrap()], None);
+    assert_eq!(code, 0, "{err}");
+    let line = out.lines().find(|l| l.starts_with("updated")).unwrap_or_else(|| panic!("{out}"));
+    let date =
+        regex::Regex::new(r"^updated +\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC \(\d+ (s|min|h) ago\), generation \d+$")
+            .unwrap();
+    assert!(date.is_match(line), "{line}");
 }
 
 #[test]
