@@ -264,3 +264,25 @@ fn a_run_with_nothing_to_embed_never_loads_the_model() {
     assert_eq!(out.status.code(), Some(3), "{stderr}");
     assert!(stderr.contains("model.onnx"), "{stderr}");
 }
+
+/// `engine index` with no path, in a subdirectory of an indexed project, updates that project's
+/// index (as `search` from there reads it) instead of making a second one; a path given inside it
+/// is indexed as asked, with a note.
+#[test]
+fn index_from_a_subdirectory_updates_the_project_it_is_in() {
+    let p = sample_copy();
+    let root = p.path();
+    let (code, _, err) = engine(&["index", root.to_str().unwrap()], None);
+    assert_eq!(code, 0, "{err}");
+    let docs = root.join("docs");
+    std::fs::write(docs.join("kiwi.md"), "# Kiwi\n\nThe kiwi deployment runs on Fridays.\n").unwrap();
+    let (code, out, err) = engine(&["index"], Some(&docs));
+    assert_eq!(code, 0, "{err}");
+    assert!(!docs.join(".engine").exists(), "a second index was made: {out} {err}");
+    assert!(err.contains("updating the index of") && out.contains("1 changed"), "{out} {err}");
+    let (_, out, _) = engine(&["search", "kiwi deployment", "--json"], Some(&docs));
+    assert_eq!(json(&out)["results"][0]["path"], "docs/kiwi.md", "{out}");
+    let (code, _, err) = engine(&["index", "."], Some(&docs));
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("already has an index") && docs.join(".engine").is_dir(), "{err}");
+}

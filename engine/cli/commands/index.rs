@@ -21,8 +21,7 @@ pub(crate) fn run(args: IndexArgs, config: Option<&Path>) -> Result<i32> {
             (Source::Beir(std::path::absolute(&b)?), dir)
         }
         None => {
-            let root = std::path::absolute(args.path.unwrap_or_else(|| PathBuf::from(".")))?;
-            let dir = args.index.unwrap_or_else(|| root.join(".engine"));
+            let (root, dir) = project(args.path, args.index)?;
             (Source::Dir(root), dir)
         }
     };
@@ -48,6 +47,36 @@ pub(crate) fn run(args: IndexArgs, config: Option<&Path>) -> Result<i32> {
         );
     }
     Ok(0)
+}
+
+/// The directory to index and its index. With neither given: the project whose index `search`
+/// would use from here (the nearest `.engine/` at or above the current directory), else the
+/// current directory. A new index inside a project that has one is made as asked, with a note.
+fn project(path: Option<PathBuf>, index: Option<PathBuf>) -> Result<(PathBuf, PathBuf)> {
+    let cwd = std::env::current_dir()?;
+    if path.is_none() && index.is_none() {
+        if let Some(found) = index::store::find_index(&cwd).index {
+            let root = found.parent().unwrap_or(&found).to_path_buf();
+            if root != cwd {
+                eprintln!("engine: updating the index of {} (the project this directory is in)", root.display());
+            }
+            return Ok((root, found));
+        }
+    }
+    let root = std::path::absolute(path.unwrap_or(cwd))?;
+    let dir = index.unwrap_or_else(|| root.join(".engine"));
+    if !dir.exists() {
+        let above = root.parent().and_then(|p| index::store::find_index(p).index);
+        if let Some(above) = above {
+            eprintln!(
+                "engine: {} already has an index ({}); this makes a second one at {} (`engine index` with no path updates the first)",
+                above.parent().unwrap_or(&above).display(),
+                above.display(),
+                dir.display()
+            );
+        }
+    }
+    Ok((root, dir))
 }
 
 /// Runs an indexing job with a progress display on a terminal and plain lines otherwise.
