@@ -88,20 +88,21 @@ pub fn plugin_config() -> Value {
 /// The settings file among `files` that runs the engine's own hook (one install added) for
 /// `event`, if one does: the plugin's hook then steps aside so the event is handled once.
 pub(crate) fn runs_ours(files: &[PathBuf], event: &str) -> Option<PathBuf> {
-    files
-        .iter()
-        .find(|path| {
-            let Ok(text) = std::fs::read_to_string(path) else { return false };
-            let Ok(settings) = serde_json::from_str::<Value>(&text) else { return false };
-            settings["hooks"][event]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|entry| entry["hooks"].as_array())
-                .flatten()
-                .any(|h| h["command"].as_str().is_some_and(is_ours))
-        })
-        .cloned()
+    // A file that is missing, unreadable or not JSON runs nothing.
+    let runs =
+        |path: &&PathBuf| crate::files::json::read(path).is_ok_and(|f| event_runs_ours(&f.value["hooks"][event]));
+    files.iter().find(runs).cloned()
+}
+
+/// Whether one event's entries (`hooks.<event>` of a settings file) run a hook install added.
+fn event_runs_ours(entries: &Value) -> bool {
+    entries
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|entry| entry["hooks"].as_array())
+        .flatten()
+        .any(|h| h["command"].as_str().is_some_and(is_ours))
 }
 
 /// Points the hooks of ours in one event's entries at `command`: `None` when there is none (the
@@ -124,15 +125,7 @@ fn repoint(entries: &mut [Value], command: &str) -> Option<bool> {
 
 /// Whether any hook of any event in these settings is one install added.
 fn has_ours(settings: &Value) -> bool {
-    settings["hooks"]
-        .as_object()
-        .into_iter()
-        .flat_map(|events| events.values())
-        .filter_map(Value::as_array)
-        .flatten()
-        .filter_map(|entry| entry["hooks"].as_array())
-        .flatten()
-        .any(|h| h["command"].as_str().is_some_and(is_ours))
+    settings["hooks"].as_object().into_iter().flat_map(|events| events.values()).any(event_runs_ours)
 }
 
 /// Merges the engine's hook entries into a Claude Code settings file, keeping everything else.

@@ -163,15 +163,21 @@ pub(crate) fn session_digest(
 /// Records captured from sessions (they carry a session id) that the last `startup` did not see;
 /// remembers what this one sees. 0 the first time.
 fn captured_since_last_session(index: &Path, all: &[Stored]) -> usize {
-    let path = index.join(SESSION_RECORDS);
     let now: std::collections::BTreeSet<&str> =
         all.iter().filter(|s| s.record.session_id.is_some()).map(|s| s.record.id.as_str()).collect();
-    let before: Option<std::collections::BTreeSet<String>> =
-        std::fs::read_to_string(&path).ok().and_then(|t| serde_json::from_str(&t).ok());
-    if let Ok(json) = serde_json::to_string(&now) {
-        let _ = crate::files::atomic::write_atomic(&path, json.as_bytes());
-    }
+    let before: Option<std::collections::BTreeSet<String>> = swap_snapshot(&index.join(SESSION_RECORDS), &now);
     before.map_or(0, |before| now.iter().filter(|id| !before.contains(**id)).count())
+}
+
+/// Puts `now` in the snapshot file at `path` (atomically; a failed write only loses the next
+/// comparison) and returns what the file held before: `None` when there was none or it was
+/// unreadable.
+fn swap_snapshot<T: serde::de::DeserializeOwned>(path: &Path, now: &impl serde::Serialize) -> Option<T> {
+    let before = std::fs::read_to_string(path).ok().and_then(|t| serde_json::from_str(&t).ok());
+    if let Ok(json) = serde_json::to_string(now) {
+        let _ = crate::files::atomic::write_atomic(path, json.as_bytes());
+    }
+    before
 }
 
 fn chars(s: &str) -> usize {
@@ -279,17 +285,9 @@ fn changes_note(index: &Path, used: usize, settings: &Settings) -> Result<String
 /// Documents added, changed or removed since the snapshot taken at the last session start; takes
 /// a new snapshot. The first session has no snapshot and reports nothing.
 fn changed_since_last_session(index: &Path, meta: &crate::index::store::Meta) -> Vec<String> {
-    let path = index.join(SESSION_SNAPSHOT);
     let now: std::collections::BTreeMap<String, String> =
         meta.docs.values().map(|d| (d.path.clone(), d.hash.clone())).collect();
-    let before: Option<std::collections::BTreeMap<String, String>> =
-        std::fs::read_to_string(&path).ok().and_then(|t| serde_json::from_str(&t).ok());
-    if let Ok(json) = serde_json::to_string(&now) {
-        let tmp = path.with_extension("tmp");
-        if std::fs::write(&tmp, json).is_ok() {
-            let _ = std::fs::rename(&tmp, &path);
-        }
-    }
+    let before: Option<std::collections::BTreeMap<String, String>> = swap_snapshot(&index.join(SESSION_SNAPSHOT), &now);
     let Some(before) = before else { return Vec::new() };
     let mut changed: Vec<String> =
         now.iter().filter(|(p, h)| before.get(*p) != Some(h)).map(|(p, _)| p.clone()).collect();
