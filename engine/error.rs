@@ -121,7 +121,7 @@ impl Error {
 }
 
 /// The kinds of [`Error`]: what a caller can do about one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum ErrorClass {
     /// Bad input or usage: the caller can fix the call (an empty query, a bad value, no index
     /// where one was named).
@@ -133,6 +133,28 @@ pub enum ErrorClass {
     Index,
     /// Anything else (I/O, inference).
     Other,
+}
+
+/// An error and its causes, each said once, joined by `: `: library errors already end with
+/// their source, which a chain of causes would repeat. The `engine` binary's one line, whether the
+/// error happened in its process or in the daemon that answered for it.
+pub(crate) fn said_once(causes: impl IntoIterator<Item = String>) -> String {
+    let mut out = String::new();
+    for text in causes {
+        if out.contains(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
+}
+
+/// [`said_once`] over an error and its `source` chain.
+pub(crate) fn chain_text(err: &(dyn std::error::Error + 'static)) -> String {
+    said_once(std::iter::successors(Some(err), |e| e.source()).map(ToString::to_string))
 }
 
 /// `message` on one line: line breaks and other control characters (from a path, a config

@@ -5,6 +5,7 @@
 mod common;
 
 mod capture;
+mod daemon;
 mod embedder;
 mod eval;
 mod hardening;

@@ -20,6 +20,13 @@ fn code(class: ErrorClass) -> i32 {
     }
 }
 
+/// Prints an error the daemon met answering for this process, as [`fail`] prints its own, and
+/// returns its class's exit code.
+pub(crate) fn report(class: ErrorClass, message: &str) -> i32 {
+    eprintln!("engine: {}", one_line(message));
+    code(class)
+}
+
 /// Prints the error and its causes on one line and exits with its class's code.
 pub(crate) fn fail(err: &anyhow::Error) -> ! {
     let class = err.downcast_ref::<crate::Error>().map_or(ErrorClass::Other, crate::Error::class);
@@ -71,19 +78,7 @@ pub(crate) fn usage_error(e: clap::Error) -> ! {
     std::process::exit(USAGE);
 }
 
-/// The error and its causes, each said once: library errors already end with their source, which
-/// anyhow's chain would repeat.
+/// The error and its causes, each said once.
 fn message(err: &anyhow::Error) -> String {
-    let mut out = String::new();
-    for cause in err.chain() {
-        let text = cause.to_string();
-        if out.contains(&text) {
-            continue;
-        }
-        if !out.is_empty() {
-            out.push_str(": ");
-        }
-        out.push_str(&text);
-    }
-    out
+    crate::error::said_once(err.chain().map(ToString::to_string))
 }

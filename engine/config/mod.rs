@@ -94,7 +94,8 @@ pub enum OutputMode {
 macro_rules! settings {
     ($( $section:ident : $config:ident / $layer:ident ),* $(,)?) => {
         /// Everything the engine can be configured with, resolved.
-        #[derive(Debug, Clone, Default, PartialEq, Serialize)]
+        // Deserialize: `engine search` hands its resolved settings to the daemon as they are.
+        #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
         pub struct Settings {
             $(
                 #[doc = concat!("The `[", stringify!($section), "]` section.")]

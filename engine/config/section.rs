@@ -8,7 +8,7 @@ macro_rules! section {
         $( $(#[doc = $doc:literal])* $field:ident : $ty:ty = $default:expr $(=> $bound:expr)? ),* $(,)?
     }) => {
         $(#[doc = $sdoc])*
-        #[derive(Debug, Clone, PartialEq, serde::Serialize)]
+        #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
         pub struct $name { $( $(#[doc = $doc])* pub $field: $ty, )* }
 
         impl Default for $name {

@@ -427,6 +427,24 @@ impl Engine {
         Ok(())
     }
 
+    /// A new engine on the index's live generation with this one's settings and models, its
+    /// vectors loaded: a server swaps it in whole while requests still read this one.
+    pub(crate) fn reopened(&self) -> Result<Engine> {
+        let mut fresh = Engine::with_embedder(&self.dir, self.settings.clone(), self.embedder.clone(), None)?;
+        fresh.use_graph = fresh.use_graph && !self.exact_only;
+        fresh.exact_only = self.exact_only;
+        fresh.embed_error = self.embed_error.clone();
+        (fresh.reranker, fresh.rerank_error) = (self.reranker.clone(), self.rerank_error.clone());
+        fresh.preload();
+        Ok(fresh)
+    }
+
+    /// Loads the vectors now rather than at the first query (a server's first answer would
+    /// otherwise pay for it, and every request arriving meanwhile wait on it).
+    pub(crate) fn preload(&self) {
+        let _ = self.vectors();
+    }
+
     /// The live generation this engine reads.
     pub(crate) fn generation_dir(&self) -> &Path {
         &self.generation_dir

@@ -16,8 +16,19 @@ pub fn bin() -> PathBuf {
     std::env::var_os("ENGINE_TEST_BIN").map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_engine")), PathBuf::from)
 }
 
-/// Runs the engine binary; returns (exit code, stdout, stderr).
+/// Runs the engine binary; returns (exit code, stdout, stderr). `engine search` runs with
+/// `--no-daemon`: a daemon it started would outlive the test on the shared sample index
+/// (`engine_with_daemon` for the tests of the daemon).
 pub fn engine(args: &[&str], cwd: Option<&Path>) -> (i32, String, String) {
+    let mut all = args.to_vec();
+    if all.first() == Some(&"search") {
+        all.insert(1, "--no-daemon");
+    }
+    engine_with_daemon(&all, cwd)
+}
+
+/// Runs the engine binary as given; returns (exit code, stdout, stderr).
+pub fn engine_with_daemon(args: &[&str], cwd: Option<&Path>) -> (i32, String, String) {
     let mut cmd = Command::new(bin());
     cmd.args(args).env_remove("ENGINE_MODELS_DIR").env_remove("ORT_DYLIB_PATH");
     if let Some(d) = cwd {

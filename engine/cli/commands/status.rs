@@ -1,4 +1,5 @@
-//! `engine status`: what an index holds.
+//! `engine status`: what an index holds, and whether a warm daemon of this build serves it (read
+//! from the index in this process either way: it loads no model, so a daemon would save nothing).
 
 use crate::cli::flags::StatusArgs;
 use anyhow::Result;
@@ -6,8 +7,11 @@ use anyhow::Result;
 pub(crate) fn run(args: StatusArgs) -> Result<i32> {
     let dir = super::index_dir(args.index)?;
     let st = crate::index::status(&dir)?;
+    let serving = crate::integrations::daemon::serving(&dir);
     if args.json {
-        println!("{}", serde_json::to_string(&st)?);
+        let mut v = serde_json::to_value(&st)?;
+        v["daemon"] = serde_json::to_value(&serving)?;
+        println!("{v}");
         return Ok(0);
     }
     println!("index      {}", st.index);
@@ -22,6 +26,16 @@ pub(crate) fn run(args: StatusArgs) -> Result<i32> {
     }
     println!("on disk    {:.1} MiB", st.bytes_on_disk as f64 / 1048576.0);
     println!("updated    {}, generation {}", updated(st.updated_unix), st.generation);
+    match serving {
+        Some(s) => println!(
+            "daemon     pid {}, up {}, {} prompts and {} searches answered",
+            s.pid,
+            since(s.up_s),
+            s.prompts,
+            s.searches
+        ),
+        None => println!("daemon     none of this build (the next search or prompt starts one)"),
+    }
     for (k, c) in &st.by_kind {
         println!("  kind {k:<10} {:>6} documents {:>7} chunks", c.documents, c.chunks);
     }
@@ -36,12 +50,16 @@ fn updated(unix: u64) -> String {
     let at = std::time::UNIX_EPOCH + std::time::Duration::from_secs(unix);
     let date = crate::memory::rfc3339(at).replacen('T', " ", 1).replace('Z', " UTC");
     let Ok(ago) = std::time::SystemTime::now().duration_since(at) else { return date };
-    let (s, m, h, d) = (ago.as_secs(), ago.as_secs() / 60, ago.as_secs() / 3600, ago.as_secs() / 86_400);
-    let ago = match () {
-        _ if s < 60 => format!("{s} s ago"),
-        _ if m < 60 => format!("{m} min ago"),
-        _ if h < 48 => format!("{h} h ago"),
-        _ => format!("{d} days ago"),
-    };
-    format!("{date} ({ago})")
+    format!("{date} ({} ago)", since(ago.as_secs()))
+}
+
+/// A span of seconds as a person reads it: `12 min`.
+fn since(s: u64) -> String {
+    let (m, h, d) = (s / 60, s / 3600, s / 86_400);
+    match () {
+        _ if s < 60 => format!("{s} s"),
+        _ if m < 60 => format!("{m} min"),
+        _ if h < 48 => format!("{h} h"),
+        _ => format!("{d} days"),
+    }
 }

@@ -172,6 +172,9 @@ pub(crate) struct SearchArgs {
     /// Include per-stage scores.
     #[arg(long)]
     pub explain: bool,
+    /// Search in this process even when a warm daemon serves the index (`[search] daemon`).
+    #[arg(long)]
+    pub no_daemon: bool,
 }
 
 impl SearchArgs {

@@ -1,20 +1,26 @@
-//! `engine serve`: a warm daemon for the hook. A hook process per prompt would pay the model load
-//! every time; the daemon keeps the index and the model loaded and answers on a Unix
-//! socket in the index directory (owner-only). One JSON line per request and per answer. It
-//! reopens the index when a new generation appears, reloads its settings when the project's
-//! `engine.toml` changes, survives bad requests, refuses clients built from a different binary
-//! (they fall back to searching in process), and exits after an idle timeout or as soon as its
-//! index directory is deleted or replaced (a stale daemon would otherwise answer beside the new one).
+//! `engine serve`: a warm daemon for the hook and `engine search`. A process per prompt or per
+//! search would pay the model load every time; the daemon keeps the index and the model loaded
+//! and answers on a Unix socket in the index directory (owner-only). One JSON line per request and
+//! per answer. Connections are answered side by side, each on a thread of its own, with at most a
+//! few searches running at once ([`state::Permits`]): a client that connects and sends nothing
+//! costs only its own connection. It reopens the index when a new generation appears, reloads its
+//! settings when the project's `engine.toml` changes, survives bad requests, refuses clients built
+//! from a different binary (they fall back to searching in process), and exits after an idle
+//! timeout or as soon as its index directory is deleted or replaced (a stale daemon would otherwise
+//! answer beside the new one).
 
-use crate::embed::Embedder;
+pub(crate) mod search;
+mod state;
+
 use crate::error::{Error, Result};
-use crate::search::Engine;
-use crate::Settings;
+use search::{Failure, Printed, SearchCall};
 use serde::{Deserialize, Serialize};
+use state::Daemon;
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant, UNIX_EPOCH};
 
 /// The socket's name inside the index directory.
@@ -37,23 +43,58 @@ pub(crate) fn binary_id() -> String {
     format!("{}+{stamp}", env!("CARGO_PKG_VERSION"))
 }
 
-#[derive(Debug, Serialize, Deserialize)]
+/// One request: a prompt's context (the hook), a search (`engine search`), or how the daemon is
+/// doing (`engine status`).
+#[derive(Debug, Default, Serialize, Deserialize)]
 pub(crate) struct Request {
     pub binary: String,
+    /// The prompt's query (the hook).
+    #[serde(default)]
     pub query: String,
     /// Files were edited since the last reindex: bring the index up to date before searching
     /// (the daemon has the model loaded, so a few changed files take milliseconds).
     #[serde(default)]
     pub reindex: bool,
+    /// `engine search`, answered as the command would answer it in its own process.
+    #[serde(default)]
+    pub search: Option<SearchCall>,
+    /// The client's `ENGINE_MODELS_DIR`: a search is answered only with the models it would load.
+    #[serde(default)]
+    pub models: Option<String>,
+    /// Only say how the daemon is doing.
+    #[serde(default)]
+    pub status: bool,
 }
 
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 pub(crate) struct Response {
     pub binary: String,
     #[serde(default)]
     pub context: Option<String>,
+    /// Why the request was not answered (the client then answers in its own process).
     #[serde(default)]
     pub error: Option<String>,
+    /// What the search prints.
+    #[serde(default)]
+    pub printed: Option<Printed>,
+    /// The search failed, as it would have in the client's process.
+    #[serde(default)]
+    pub failed: Option<Failure>,
+    #[serde(default)]
+    pub serving: Option<Serving>,
+}
+
+/// How a daemon is doing, for `engine status`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Serving {
+    /// Its process id.
+    pub pid: u32,
+    /// Seconds since it started.
+    pub up_s: u64,
+    /// Prompts answered (the hook).
+    pub prompts: u64,
+    /// Searches answered (`engine search`).
+    pub searches: u64,
 }
 
 /// Starts a command detached from the hook (own session, no stdio), not waited for.
@@ -102,15 +143,24 @@ pub fn spawn(index: &Path) -> std::io::Result<()> {
     detach(std::process::Command::new(exe).arg("serve").arg("--index").arg(index))
 }
 
-/// Asks the daemon for a prompt's context before `deadline`. `Err(why)` when there is no usable
-/// daemon (the caller searches in process); a missing or refusing socket also starts one. A
+/// How long `engine search` waits for the daemon's answer: as long as a search in its own process
+/// could take (a cross-encoder reranks for up to `[rerank] deadline_ms`, a daemon just started
+/// loads the model first); a daemon slower than that is taken for hung and replaced.
+const SEARCH_WAIT: Duration = Duration::from_secs(10);
+
+/// How long `engine status` waits to hear how the daemon is doing.
+const STATUS_WAIT: Duration = Duration::from_secs(2);
+
+/// Sends one request and reads the answer before `deadline`. `Err(why)` when there is no usable
+/// daemon. With `start`, a missing or refusing socket starts one for the next requests, and a
 /// daemon that does not answer in time (stopped, hung) is replaced: its socket is taken away, so
-/// it exits when it wakes, and a new one starts for the next prompts.
-pub fn ask(index: &Path, query: &str, reindex: bool, deadline: Instant) -> std::result::Result<Option<String>, String> {
+/// it exits when it wakes.
+fn call(index: &Path, request: &Request, deadline: Instant, start: bool) -> std::result::Result<Response, String> {
     let path = socket_path(index);
     let socket_ino = inode(&path);
     let mut stream = match UnixStream::connect(&path) {
         Ok(s) => s,
+        Err(e) if !start => return Err(format!("no daemon on {} ({e})", path.display())),
         Err(e) => {
             if e.kind() == std::io::ErrorKind::ConnectionRefused {
                 let _ = std::fs::remove_file(&path); // a daemon that died left its socket
@@ -129,13 +179,14 @@ pub fn ask(index: &Path, query: &str, reindex: bool, deadline: Instant) -> std::
     let left = deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1));
     let _ = stream.set_read_timeout(Some(left));
     let _ = stream.set_write_timeout(Some(left));
-    let me = binary_id();
-    let request = Request { binary: me.clone(), query: query.to_string(), reindex };
-    let line = serde_json::to_string(&request).map_err(|e| e.to_string())?;
+    let line = serde_json::to_string(request).map_err(|e| e.to_string())?;
     stream.write_all(format!("{line}\n").as_bytes()).map_err(|e| format!("daemon write: {e}"))?;
     let mut answer = String::new();
     if let Err(e) = BufReader::new(&stream).read_line(&mut answer) {
-        // Only the socket this hook talked to: a daemon that replaced it since keeps its own.
+        if !start {
+            return Err(format!("the daemon did not answer in time ({e})"));
+        }
+        // Only the socket this client talked to: a daemon that replaced it since keeps its own.
         if socket_ino.is_some() && inode(&path) == socket_ino {
             let _ = std::fs::remove_file(&path);
         }
@@ -146,13 +197,55 @@ pub fn ask(index: &Path, query: &str, reindex: bool, deadline: Instant) -> std::
         ));
     }
     let resp: Response = serde_json::from_str(&answer).map_err(|e| format!("daemon answered garbage ({e})"))?;
-    if resp.binary != me {
+    if resp.binary != request.binary {
         return Err(format!("daemon runs another build ({}); searched in process", resp.binary));
     }
+    Ok(resp)
+}
+
+/// Asks the daemon for a prompt's context before `deadline`. `Err(why)` when there is no usable
+/// daemon (the caller searches in process); a missing or refusing socket also starts one, and a
+/// daemon that does not answer in time is replaced.
+pub fn ask(index: &Path, query: &str, reindex: bool, deadline: Instant) -> std::result::Result<Option<String>, String> {
+    let request = Request { binary: binary_id(), query: query.to_string(), reindex, ..Request::default() };
+    let resp = call(index, &request, deadline, true)?;
     match resp.error {
         Some(e) => Err(format!("daemon: {e}")),
         None => Ok(resp.context),
     }
+}
+
+/// Has the daemon answer `engine search`: what to print, or the search's own failure. `Err(why)`
+/// when no daemon of this build can answer it exactly as the command would (it then searches in
+/// its own process); as for the hook, a missing daemon is started for the next search.
+pub(crate) fn search(
+    index: &Path,
+    call_: &SearchCall,
+) -> std::result::Result<std::result::Result<Printed, Failure>, String> {
+    // Settings that would not come back equal from their JSON are not sent: the daemon would
+    // answer another search.
+    let trip = serde_json::to_value(&call_.settings).and_then(serde_json::from_value::<crate::Settings>);
+    if trip.as_ref().ok() != Some(&call_.settings) {
+        return Err("the settings do not survive the trip to the daemon".into());
+    }
+    let request = Request {
+        binary: binary_id(),
+        search: Some(call_.clone()),
+        models: std::env::var("ENGINE_MODELS_DIR").ok(),
+        ..Request::default()
+    };
+    let resp = call(index, &request, Instant::now() + SEARCH_WAIT, true)?;
+    match (resp.printed, resp.failed, resp.error) {
+        (Some(printed), _, _) => Ok(Ok(printed)),
+        (None, Some(failed), _) => Ok(Err(failed)),
+        (None, None, why) => Err(why.unwrap_or_else(|| "the daemon gave no answer".into())),
+    }
+}
+
+/// How the daemon of this build serving `index` is doing; `None` when none answers. Never starts one.
+pub(crate) fn serving(index: &Path) -> Option<Serving> {
+    let request = Request { binary: binary_id(), status: true, ..Request::default() };
+    call(index, &request, Instant::now() + STATUS_WAIT, false).ok()?.serving
 }
 
 /// Why the process at the other end of a socket is not to be talked to, if it is not: it runs as
@@ -184,6 +277,14 @@ pub(crate) fn stranger(stream: &UnixStream) -> Option<String> {
 /// How often the daemon checks its idle time, its index directory and its config file.
 const WATCH_INTERVAL: Duration = Duration::from_millis(500);
 
+/// How long a connection may take to send its request line. Connections are answered side by
+/// side, so a slow or idle client holds only its own thread until then.
+const READ_WAIT: Duration = Duration::from_secs(30);
+
+/// Connections open at once at most; past it a client is told the daemon is busy (it then answers
+/// in its own process) rather than queued behind clients that send nothing.
+const MAX_CONNECTIONS: usize = 64;
+
 /// A directory's identity: `rm -rf .engine && engine index` keeps the path but not this.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct DirId {
@@ -198,102 +299,6 @@ fn dir_id(path: &Path) -> Option<DirId> {
 
 fn inode(path: &Path) -> Option<u64> {
     std::fs::symlink_metadata(path).map(|m| std::os::unix::fs::MetadataExt::ino(&m)).ok()
-}
-
-/// Opens the engine for the daemon, reusing an already loaded embedder when there is one.
-fn open_engine(index: &Path, settings: Settings, embedder: Option<Arc<dyn Embedder>>) -> Result<Engine> {
-    let rerank = settings.hook.rerank;
-    Engine::open_serving(index, settings, embedder, rerank)
-}
-
-/// The daemon's state, shared by the thread answering requests and the watch thread.
-struct Daemon {
-    index: PathBuf,
-    engine: Engine,
-    settings: Settings,
-    /// The config file's content when the settings were last loaded (`None`: no file).
-    config_seen: Option<Vec<u8>>,
-    dir: DirId,
-    socket: PathBuf,
-    socket_ino: Option<u64>,
-    /// `--idle-timeout`; otherwise the (reloadable) `[hook] idle_timeout_s`.
-    idle_override: Option<Duration>,
-    last_request: Instant,
-}
-
-impl Daemon {
-    /// Whether this daemon no longer serves anything: its index directory was deleted or
-    /// replaced, or its socket is gone or another daemon's (no client can reach it then).
-    fn orphaned(&self) -> bool {
-        dir_id(&self.index) != Some(self.dir) || inode(&self.socket) != self.socket_ino
-    }
-
-    fn idle_too_long(&self) -> bool {
-        let idle = self.idle_override.unwrap_or(Duration::from_secs(self.settings.hook.idle_timeout_s));
-        self.last_request.elapsed() >= idle
-    }
-
-    /// Exits, removing the socket only if it is still ours, not one a newer daemon bound since.
-    fn exit(&self, why: &str) -> ! {
-        eprintln!("engine serve: {why}; exiting");
-        if self.socket_ino.is_some() && inode(&self.socket) == self.socket_ino {
-            let _ = std::fs::remove_file(&self.socket);
-        }
-        // As in `hook::finish`: no exit handlers or ONNX Runtime destructors may run under a thread
-        // still inside the runtime (the warm-up, or a reindex started before the lock was taken).
-        // SAFETY: _exit only ends the process.
-        unsafe { libc::_exit(0) }
-    }
-
-    /// Exits when orphaned; reloads the settings when the config file changed.
-    fn check(&mut self) {
-        if self.orphaned() {
-            self.exit(&format!("{} was removed or replaced", self.index.display()));
-        }
-        self.reload_if_changed();
-    }
-
-    /// Reloads the settings after the config file changed (content compared: a rewrite can keep
-    /// the size and the modification time). Keeps the model unless `[embed]` changed.
-    fn reload_if_changed(&mut self) {
-        let content = std::fs::read(crate::integrations::prompt::project_config(&self.index)).ok();
-        if content == self.config_seen {
-            return;
-        }
-        self.config_seen = content;
-        let (settings, warnings) = crate::integrations::prompt::project_settings(&self.index);
-        for w in warnings {
-            eprintln!("engine serve: {w}");
-        }
-        if settings == self.settings {
-            return;
-        }
-        let keep = if settings.embed == self.settings.embed { self.engine.embedder().cloned() } else { None };
-        match open_engine(&self.index, settings.clone(), keep) {
-            Ok(engine) => {
-                self.engine = engine;
-                self.settings = settings;
-            }
-            Err(e) => eprintln!("engine serve: config changed but the index could not be reopened: {e}"),
-        }
-    }
-
-    /// Reads the new generation when one appeared (an index run finished), keeping the model and
-    /// the reranker (as the MCP server does).
-    fn refresh(&mut self) {
-        if let Ok(Some(current)) = crate::index::store::current_generation(&self.index) {
-            if current != self.engine.generation_dir() {
-                if let Err(e) = self.engine.reopen() {
-                    eprintln!("engine serve: could not reopen the index: {e}");
-                }
-            }
-        }
-    }
-}
-
-fn lock(daemon: &Mutex<Daemon>) -> std::sync::MutexGuard<'_, Daemon> {
-    // A request that panicked leaves consistent state behind: every field is replaced whole.
-    daemon.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Binds `index/engine.sock` with mode 0600; a live daemon already there is an error, a stale
@@ -322,81 +327,117 @@ fn bind(path: &Path) -> Result<(UnixListener, Option<u64>)> {
 pub fn serve(index: &Path, idle_override: Option<Duration>) -> Result<()> {
     let index = std::path::absolute(index).map_err(|e| Error::io(format!("resolving {}", index.display()), e))?;
     let dir = dir_id(&index).ok_or_else(|| Error::IndexMissing { path: index.clone() })?;
-    let config_seen = std::fs::read(crate::integrations::prompt::project_config(&index)).ok();
-    let (settings, warnings) = crate::integrations::prompt::project_settings(&index);
-    for w in warnings {
-        eprintln!("engine serve: {w}");
-    }
     let socket = socket_path(&index);
-    let (listener, socket_ino) = bind(&socket)?;
-    let engine = open_engine(&index, settings.clone(), None)?;
-    let daemon = Arc::new(Mutex::new(Daemon {
-        index,
-        engine,
-        settings,
-        config_seen,
-        dir,
-        socket,
-        socket_ino,
-        idle_override,
-        last_request: Instant::now(),
-    }));
+    let (listener, _) = bind(&socket)?;
+    let daemon = Arc::new(Daemon::open(index, dir, socket, idle_override)?);
     {
         let daemon = daemon.clone();
         std::thread::spawn(move || loop {
             std::thread::sleep(WATCH_INTERVAL);
-            let mut d = lock(&daemon);
-            if d.idle_too_long() {
-                d.exit("idle timeout");
+            if daemon.idle_too_long() {
+                daemon.exit("idle timeout");
             }
-            d.check();
+            daemon.check();
         });
     }
-    let me = binary_id();
-    for conn in listener.incoming() {
-        let Ok(stream) = conn else { continue };
-        let mut d = lock(&daemon);
-        d.check();
-        if let Err(e) = handle(&mut d, &me, stream) {
-            eprintln!("engine serve: {e}");
-        }
-        d.last_request = Instant::now();
-    }
+    accept(&listener, &daemon, binary_id().into());
     Ok(())
 }
 
-/// The answer to one well-formed request: the index brought up to date first when the client
-/// recorded edits, then the prompt's context.
-fn answer(d: &mut Daemon, me: &str, r: &Request) -> Response {
-    if r.reindex {
-        if let Some(embedder) = d.engine.embedder().cloned() {
-            match crate::integrations::prompt::reindex(&d.index, &d.settings, embedder.as_ref()) {
-                Ok(()) => {}
-                // Another run holds the index (a first index, a capture's): the next prompt tries
-                // again rather than the edits waiting for the next edit.
-                Err(Error::Locked { .. }) => crate::integrations::prompt::defer_reindex(&d.index),
-                Err(e) => eprintln!("engine serve: reindex failed: {e}"),
-            }
+/// Answers every connection on a thread of its own, [`MAX_CONNECTIONS`] at most.
+fn accept(listener: &UnixListener, daemon: &Arc<Daemon>, me: Arc<str>) {
+    let open = Arc::new(AtomicUsize::new(0));
+    for conn in listener.incoming() {
+        let Ok(stream) = conn else { continue };
+        if open.load(Ordering::SeqCst) >= MAX_CONNECTIONS {
+            busy(&me, stream);
+            continue;
         }
-    }
-    d.refresh();
-    match crate::integrations::prompt::prompt_context(&d.engine, &r.query) {
-        Ok(block) => Response { binary: me.into(), context: block.map(|b| b.text), error: None },
-        Err(e) => Response { binary: me.into(), context: None, error: Some(e.to_string()) },
+        open.fetch_add(1, Ordering::SeqCst);
+        let (daemon, me, done) = (daemon.clone(), me.clone(), open.clone());
+        let spawned = std::thread::Builder::new().name("engine-conn".into()).spawn(move || {
+            if let Err(e) = handle(&daemon, &me, stream) {
+                eprintln!("engine serve: {e}");
+            }
+            done.fetch_sub(1, Ordering::SeqCst);
+        });
+        if let Err(e) = spawned {
+            // The stream went down with the closure: that client answers in its own process.
+            open.fetch_sub(1, Ordering::SeqCst);
+            eprintln!("engine serve: no thread for a connection ({e})");
+        }
     }
 }
 
+/// Tells a client over [`MAX_CONNECTIONS`] to answer in its own process.
+fn busy(me: &str, stream: UnixStream) {
+    let resp = Response { binary: me.into(), error: Some("busy: too many connections".into()), ..Response::default() };
+    let _ = stream.set_write_timeout(Some(Duration::from_millis(100)));
+    if let Ok(out) = serde_json::to_string(&resp) {
+        let _ = (&stream).write_all(format!("{out}\n").as_bytes());
+    }
+}
+
+/// The answer to one well-formed request.
+fn answer(d: &Daemon, me: &str, r: &Request) -> Response {
+    let ok = |resp: Response| Response { binary: me.into(), ..resp };
+    if r.status {
+        let serving = Serving {
+            pid: std::process::id(),
+            up_s: d.started.elapsed().as_secs(),
+            prompts: d.prompts.load(Ordering::SeqCst),
+            searches: d.searches.load(Ordering::SeqCst),
+        };
+        return ok(Response { serving: Some(serving), ..Response::default() });
+    }
+    if let Some(call) = &r.search {
+        if r.models != std::env::var("ENGINE_MODELS_DIR").ok() {
+            return ok(Response {
+                error: Some("the search's ENGINE_MODELS_DIR is not the daemon's".into()),
+                ..Response::default()
+            });
+        }
+        d.refresh();
+        return match d.search(call) {
+            Ok(done) => {
+                d.searches.fetch_add(1, Ordering::SeqCst);
+                let (printed, failed) = match done {
+                    Ok(p) => (Some(p), None),
+                    Err(f) => (None, Some(f)),
+                };
+                ok(Response { printed, failed, ..Response::default() })
+            }
+            Err(why) => ok(Response { error: Some(why), ..Response::default() }),
+        };
+    }
+    // A prompt: the index brought up to date first when the client recorded edits.
+    if r.reindex {
+        d.reindex();
+    }
+    d.refresh();
+    let engine = d.engine();
+    let _permit = d.permits.acquire();
+    let resp = match crate::integrations::prompt::prompt_context(&engine, &r.query) {
+        Ok(block) => Response { context: block.map(|b| b.text), ..Response::default() },
+        Err(e) => Response { error: Some(e.to_string()), ..Response::default() },
+    };
+    d.prompts.fetch_add(1, Ordering::SeqCst);
+    ok(resp)
+}
+
 /// Answers one connection; a bad request gets an error answer, never a crash.
-fn handle(d: &mut Daemon, me: &str, stream: UnixStream) -> std::result::Result<(), String> {
+fn handle(d: &Daemon, me: &str, stream: UnixStream) -> std::result::Result<(), String> {
     if let Some(why) = stranger(&stream) {
         return Err(format!("refused a client: {why}"));
     }
-    let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
+    let _ = stream.set_read_timeout(Some(READ_WAIT));
     let mut line = String::new();
     // Requests are one line; cap what a client can make us read.
     let mut reader = BufReader::new(std::io::Read::take(&stream, 4 << 20));
     reader.read_line(&mut line).map_err(|e| format!("read: {e}"))?;
-    let error = |e: String| Response { binary: me.into(), context: None, error: Some(e) };
+    d.touch();
+    d.check();
+    let error = |e: String| Response { binary: me.into(), error: Some(e), ..Response::default() };
     let resp = match serde_json::from_str::<Request>(&line) {
         Err(e) => error(format!("bad request: {e}")),
         Ok(r) if r.binary != me => error("another build".into()),
@@ -405,6 +446,7 @@ fn handle(d: &mut Daemon, me: &str, stream: UnixStream) -> std::result::Result<(
         Ok(r) => crate::error::catch_panic(|| answer(d, me, &r))
             .unwrap_or_else(|why| error(format!("the search stopped ({why})"))),
     };
+    d.touch();
     let out = serde_json::to_string(&resp).map_err(|e| e.to_string())?;
     (&stream).write_all(format!("{out}\n").as_bytes()).map_err(|e| format!("write: {e}"))
 }
@@ -412,8 +454,10 @@ fn handle(d: &mut Daemon, me: &str, stream: UnixStream) -> std::result::Result<(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::embed::Embedder;
     use crate::ingest::Source;
-    use crate::HashEmbedder;
+    use crate::search::Engine;
+    use crate::{HashEmbedder, Settings};
 
     /// A daemon's state over a one-file project indexed with the hashing fake (no socket bound).
     fn daemon_on(root: &Path) -> Daemon {
@@ -423,56 +467,51 @@ mod tests {
         let source = Source::Dir(root.to_path_buf());
         crate::index::build(&index, &source, &Settings::default(), embedder.as_ref(), &Default::default()).unwrap();
         let engine = Engine::with_embedder(&index, Settings::default(), Some(embedder), None).unwrap();
-        Daemon {
-            dir: dir_id(&index).unwrap(),
-            socket: socket_path(&index),
-            index,
-            engine,
-            settings: Settings::default(),
-            config_seen: None,
-            socket_ino: None,
-            idle_override: None,
-            last_request: Instant::now(),
-        }
+        let (dir, socket) = (dir_id(&index).unwrap(), socket_path(&index));
+        Daemon::with_engine(index, dir, socket, None, engine, Settings::default(), None)
     }
 
     #[test]
     fn config_edits_and_deletion_are_picked_up_keeping_the_model() {
         let dir = tempfile::tempdir().unwrap();
-        let mut d = daemon_on(dir.path());
-        let model = d.engine.embedder().cloned().unwrap();
+        let d = daemon_on(dir.path());
+        let model = d.engine().embedder().cloned().unwrap();
         let config = dir.path().join("engine.toml");
         std::fs::write(&config, "[hook]\nk = 3\n").unwrap();
         d.reload_if_changed();
-        assert_eq!((d.settings.hook.k, d.engine.settings.hook.k), (3, 3));
-        assert!(Arc::ptr_eq(d.engine.embedder().unwrap(), &model), "[embed] unchanged: the model is kept");
+        assert_eq!((d.settings().hook.k, d.engine().settings.hook.k), (3, 3));
+        assert!(Arc::ptr_eq(d.engine().embedder().unwrap(), &model), "[embed] unchanged: the model is kept");
         // Fixed to another bad value: that section falls back to its defaults.
         std::fs::write(&config, "[hook]\nk = 1000000000000\n").unwrap();
         d.reload_if_changed();
-        assert_eq!(d.engine.settings.hook, crate::config::HookConfig::default());
+        assert_eq!(d.engine().settings.hook, crate::config::HookConfig::default());
         std::fs::write(&config, "[context]\noutput_mode = \"legacy\"\n").unwrap();
         d.reload_if_changed();
-        assert_eq!(d.engine.settings.context.output_mode, crate::config::OutputMode::Legacy);
+        assert_eq!(d.engine().settings.context.output_mode, crate::config::OutputMode::Legacy);
         std::fs::remove_file(&config).unwrap();
         d.reload_if_changed();
-        assert_eq!(d.engine.settings, Settings::default(), "no file: the defaults again");
+        assert_eq!(d.engine().settings, Settings::default(), "no file: the defaults again");
+    }
+
+    fn request(query: &str, reindex: bool) -> String {
+        let request = Request { binary: "me".into(), query: query.into(), reindex, ..Request::default() };
+        serde_json::to_string(&request).unwrap() + "\n"
     }
 
     #[test]
     fn edits_the_daemon_cannot_reindex_while_another_run_holds_the_index_stay_recorded() {
         let dir = tempfile::tempdir().unwrap();
-        let mut d = daemon_on(dir.path());
+        let d = daemon_on(dir.path());
         let pending = d.index.join(crate::integrations::prompt::PENDING);
-        let ask = |d: &mut Daemon| {
+        let ask = |d: &Daemon| {
             let (mut client, server) = UnixStream::pair().unwrap();
-            let request = Request { binary: "me".into(), query: "where do sessions live".into(), reindex: true };
-            writeln!(client, "{}", serde_json::to_string(&request).unwrap()).unwrap();
+            client.write_all(request("where do sessions live", true).as_bytes()).unwrap();
             handle(d, "me", server).unwrap();
         };
-        ask(&mut d);
+        ask(&d);
         assert!(!pending.exists(), "an index nobody else holds is reindexed: nothing left over");
         let lock = crate::index::store::WriterLock::acquire(&d.index).unwrap();
-        ask(&mut d);
+        ask(&d);
         drop(lock);
         let left = std::fs::read_to_string(&pending).unwrap();
         assert!(left.contains("deferred"), "the next prompt reindexes instead: {left:?}");
@@ -488,5 +527,42 @@ mod tests {
         assert!(d.orphaned(), "deleted (moved away)");
         std::fs::create_dir(&d.index).unwrap();
         assert!(d.orphaned(), "replaced by a new directory at the same path");
+    }
+
+    /// One answer line read from a connection, with a generous guard against hanging the suite
+    /// (not a measured latency).
+    fn answer_of(stream: &UnixStream) -> Response {
+        stream.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
+        let mut line = String::new();
+        BufReader::new(stream).read_line(&mut line).unwrap();
+        serde_json::from_str(&line).unwrap()
+    }
+
+    #[test]
+    fn a_client_that_sends_nothing_holds_up_no_one_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let daemon = Arc::new(daemon_on(dir.path()));
+        let socket = dir.path().join("test.sock");
+        let listener = UnixListener::bind(&socket).unwrap();
+        {
+            let daemon = daemon.clone();
+            std::thread::spawn(move || accept(&listener, &daemon, "me".into()));
+        }
+        // Connected, silent: a daemon answering one connection at a time would wait on it.
+        let idle = UnixStream::connect(&socket).unwrap();
+        for _ in 0..3 {
+            let mut other = UnixStream::connect(&socket).unwrap();
+            other.write_all(request("where do sessions live", false).as_bytes()).unwrap();
+            let resp = answer_of(&other);
+            assert_eq!(
+                (resp.binary.as_str(), resp.error),
+                ("me", None),
+                "answered while the first client says nothing"
+            );
+        }
+        // The silent client still has its connection, and an answer once it asks.
+        (&idle).write_all(request("where do sessions live", false).as_bytes()).unwrap();
+        assert_eq!(answer_of(&idle).error, None);
+        assert_eq!(daemon.prompts.load(Ordering::SeqCst), 4);
     }
 }
