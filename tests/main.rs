@@ -5,6 +5,7 @@
 mod common;
 
 mod capture;
+mod cli;
 mod embedder;
 mod eval;
 mod hardening;

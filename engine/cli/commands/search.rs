@@ -1,7 +1,7 @@
 //! `engine search`: one query, printed for a person, as JSON, or as the context block an LLM gets.
 
 use crate::cli::flags::{settings, Format, SearchArgs};
-use crate::cli::output::print_human;
+use crate::cli::output::{print_human, Display};
 use crate::config::Mode;
 use crate::{Engine, SearchRequest};
 use anyhow::Result;
@@ -25,7 +25,10 @@ pub(crate) fn run(args: SearchArgs, config: Option<&Path>) -> Result<i32> {
     let resp = engine.search_with(&req)?;
     match format {
         Format::Json => println!("{}", serde_json::to_string(&resp)?),
-        Format::Text => print_human(&resp),
+        Format::Text => {
+            let embedding = resp.vectors.and_then(|_| crate::index::embedding(&dir));
+            print_human(&resp, &Display { color: args.color.on_stdout(), explain: args.explain, embedding })
+        }
         // With --json: the block with the rule that shaped it and what it did with each hit.
         Format::Context if args.json => println!("{}", serde_json::to_string(&engine.context(&resp))?),
         Format::Context => print!("{}", engine.context(&resp).text),
