@@ -6,7 +6,11 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 scripts/fetch-models.sh
 cargo build --release --quiet
 engine="${CARGO_TARGET_DIR:-target}/release/engine"
-index="${TMPDIR:-/tmp}/engine-demo-index"
+# An index of its own per run, removed on exit: a fixed path would be shared by every user of
+# the machine (and by two demos at once).
+work="$(mktemp -d "${TMPDIR:-/tmp}/engine-demo.XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+index="$work/index"
 "$engine" index sample --index "$index"
 for q in "why did we move sessions to redis?" "retry_with_backoff" "how are thumbnails cleaned up when the disk is full"; do
   echo

@@ -68,7 +68,7 @@ fn session_end_captures_the_real_transcripts_once() {
     assert!(summaries.iter().any(|s| s["content"].as_str().unwrap().contains("Primary Request")), "{summaries:?}");
     let fixes = by_category("bugfix");
     assert!(fixes.iter().any(|f| f["content"].as_str().unwrap().contains("config/test.exs")), "{fixes:?}");
-    assert!(!by_category("notes").is_empty());
+    assert!(!by_category("note").is_empty());
 
     // The same transcripts again: nothing new, not a byte changed.
     for id in LONG {
@@ -107,7 +107,7 @@ fn pre_compact_then_session_end_updates_the_session_record_in_place() {
     // session record, the last part of its notes, the names its edits brought in).
     for (name, text) in &before {
         let category = json(text)["category"].clone();
-        if !["session", "notes", "changes"].iter().any(|c| category == *c) {
+        if !["session", "note", "changes"].iter().any(|c| category == *c) {
             assert_eq!(after.get(name), Some(text), "{name} changed");
         }
     }

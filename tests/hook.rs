@@ -311,8 +311,65 @@ fn install_and_uninstall_edit_the_project_settings() {
     assert!(out.contains("already installed"), "{out}");
     let (code, out, _) = here(&["hook", "uninstall"]);
     assert_eq!(code, 0);
-    assert!(out.contains("removed"), "{out}");
-    assert_eq!(json(&std::fs::read_to_string(&settings).unwrap()), serde_json::json!({}));
+    assert!(out.contains("removed") && out.contains("install created it"), "{out}");
+    assert!(!settings.exists());
+}
+
+/// Every file and directory under `dir` with its bytes, for comparing trees.
+fn tree(dir: &Path) -> Vec<(String, Option<Vec<u8>>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            let name = p.strip_prefix(dir).unwrap().display().to_string();
+            if p.is_dir() {
+                stack.push(p.clone());
+                out.push((name, None));
+            } else {
+                out.push((name, Some(std::fs::read(&p).unwrap())));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Issue 38: `hook uninstall` left a `{}` settings.json it had created, and a `.bak`, where `mcp
+/// uninstall` removed its file. Both now leave the project as install found it.
+#[test]
+fn install_then_uninstall_leaves_the_project_tree_as_it_was() {
+    let path = format!("{}:/usr/bin:/bin", bin().parent().unwrap().display());
+    let in_dir = |dir: &Path, args: &[&str]| {
+        let (code, out, err) = run(Command::new(bin()).args(args).current_dir(dir).env("PATH", &path));
+        assert_eq!(code, 0, "{args:?}: {err}");
+        out
+    };
+    // A clean project (a file of its own, no .claude/, no .mcp.json).
+    let clean = tempfile::tempdir().unwrap();
+    std::fs::write(clean.path().join("README.md"), "# p\n").unwrap();
+    let before = tree(clean.path());
+    in_dir(clean.path(), &["hook", "install"]);
+    in_dir(clean.path(), &["mcp", "install"]);
+    assert!(clean.path().join(".claude/settings.json").is_file() && clean.path().join(".mcp.json").is_file());
+    in_dir(clean.path(), &["hook", "uninstall"]);
+    in_dir(clean.path(), &["mcp", "uninstall"]);
+    assert_eq!(tree(clean.path()), before, "byte for byte, nothing added");
+
+    // A project with settings and MCP servers of its own: only the engine's entries go, and the
+    // backups install made go with them.
+    let own = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(own.path().join(".claude")).unwrap();
+    std::fs::write(own.path().join(".claude/settings.json"), SETTINGS).unwrap();
+    std::fs::write(own.path().join(".mcp.json"), "{\"mcpServers\": {\"other\": {\"command\": \"x\"}}}").unwrap();
+    let before = tree(own.path());
+    in_dir(own.path(), &["hook", "install"]);
+    in_dir(own.path(), &["mcp", "install"]);
+    assert!(own.path().join(".claude/settings.json.bak").is_file() && own.path().join(".mcp.json.bak").is_file());
+    let out = in_dir(own.path(), &["hook", "uninstall"]);
+    assert!(out.contains("restored from its backup"), "{out}");
+    in_dir(own.path(), &["mcp", "uninstall"]);
+    assert_eq!(tree(own.path()), before);
 }
 
 /// A user's settings in the layout install writes (two-space pretty JSON): keys out of
@@ -383,7 +440,7 @@ fn install_under_another_name_is_idempotent_keeps_the_file_and_fails_cleanly() {
         "{out}"
     );
     assert_eq!(std::fs::read_to_string(&settings).unwrap(), SETTINGS, "byte for byte, in the user's key order");
-    assert_eq!(names(&claude), ["settings.local.json", "settings.local.json.bak"]);
+    assert_eq!(names(&claude), ["settings.local.json"], "the backup install made went with its entries");
 
     // A symlinked settings.local.json stays a link; the file it names is written.
     let shared = dir.path().join("dotfiles/claude-settings.local.json");

@@ -5,6 +5,7 @@
 mod common;
 
 mod capture;
+mod cli;
 mod daemon;
 mod embedder;
 mod eval;

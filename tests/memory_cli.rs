@@ -162,6 +162,11 @@ fn add_list_show_edit_filter_export_delete_and_import_round_trip() {
     assert_ne!(after["hash"], before["hash"]);
     assert!(after["updated"].as_str().unwrap() >= before["updated"].as_str().unwrap());
     assert_eq!(files(p).len(), 4, "edited in place");
+    // Issue 38: the file keeps following the title (it kept the old name).
+    let renamed = format!("decision-use-redis-for-web-sessions-{redis}.json");
+    assert!(out.contains(&renamed), "{out}");
+    assert_eq!(files(p).iter().filter(|(f, _)| f.ends_with(&renamed)).count(), 1, "{:?}", files(p));
+    assert!(!p.join(path).exists(), "the old name is gone");
     // A bad category is refused and changes nothing.
     let (code, _, err) = memory(p, &["edit", redis, "--category", "Not Valid"]);
     assert_eq!(code, 2, "{err}");

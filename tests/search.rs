@@ -336,3 +336,49 @@ fn single_leg_modes_rank_the_same_under_every_fusion_method() {
     }
     assert!(hybrid_differs > 0, "the method changes hybrid rankings");
 }
+
+/// Issue 38: text output showed fused scores (`0.0126`) a reader cannot use, `--explain` changed
+/// nothing in it, and colour ran past the matched words.
+#[test]
+fn text_output_shows_labels_a_probability_its_explanation_and_exact_highlights() {
+    let (code, out, err) = search(&["retry_with_backoff", "-k", "3", "--color", "never"]);
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines[0].ends_with("% likely that something here answers this"), "{out}");
+    assert!(lines[1].starts_with(" 1. high    src/upload.py:"), "{out}");
+    for hit in lines
+        .iter()
+        .filter(|l| l.starts_with(' ') && l.trim_start().split(". ").next().unwrap().parse::<usize>().is_ok())
+    {
+        let label = hit.split_whitespace().nth(1).unwrap();
+        assert!(["high", "medium", "low"].contains(&label), "a label, not a score: {hit}");
+    }
+    assert!(!out.contains('\x1b'), "--color never: {out:?}");
+
+    let (code, out, err) = search(&["retry_with_backoff", "-k", "3", "--explain", "--color", "never"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("leg weights for a symbol query: vector "), "{out}");
+    let first: Vec<&str> = out.lines().skip_while(|l| !l.starts_with(" 1. ")).take(5).collect();
+    assert!(
+        first[2].contains("legs:  ") && first[2].contains("bm25 #1 (score ") && first[2].contains("symbol #1"),
+        "{out}"
+    );
+    assert!(first[3].contains("fused: rrf ") && first[3].contains(" -> "), "{out}");
+    assert!(first[4].contains("% of the query's term weight"), "{out}");
+
+    // Forced colour: every coloured run is exactly one of the query's words, nothing around it.
+    let query = "how are thumbnails cleaned up when the disk is full";
+    let (code, out, err) = search(&[query, "--color", "always"]);
+    assert_eq!(code, 0, "{err}");
+    let runs: Vec<String> =
+        out.split("\x1b[1;33m").skip(1).map(|run| run.split("\x1b[0m").next().unwrap().to_lowercase()).collect();
+    assert!(!runs.is_empty(), "{out:?}");
+    for run in &runs {
+        assert!(["thumbnails", "cleaned", "disk", "full"].contains(&run.as_str()), "{run:?} in {out:?}");
+    }
+    assert_eq!(out.matches("\x1b[1;33m").count(), out.matches("\x1b[0m").count());
+
+    // A question nothing here answers says so above its weak hits.
+    let (_, out, _) = search(&["what is the capital of france", "--color", "never"]);
+    assert!(out.lines().next().unwrap().contains("too little to go on, every hit is low"), "{out}");
+}

@@ -119,7 +119,7 @@ section! {
         /// Half-life in days of a decaying memory record's score (0: no decay).
         memory_half_life_days: f32 = 0.0 => Bound::Float(0.0..=36_500.0),
         /// The memory categories recency decay applies to.
-        memory_decay_categories: Vec<String> = strings(&["session", "notes", "bugfix", "task"]),
+        memory_decay_categories: Vec<String> = strings(&["session", "note", "bugfix", "task"]),
         /// `engine search` asks the warm daemon serving the index (the same output, without
         /// loading the model), starts one for the next search when none runs, and searches in
         /// process meanwhile; `--no-daemon` for one search.

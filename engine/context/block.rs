@@ -70,10 +70,31 @@ pub struct ContextBlock {
     pub dropped: usize,
 }
 
-/// A one-line summary of a chunk: its first words, whitespace collapsed.
+/// A one-line summary of a text in at most `max_chars` characters, whitespace collapsed, cut where
+/// a reader expects a cut: after the last sentence that fills at least half the room, else after
+/// the last whole word, marked `…`; only a first word longer than the room is cut inside.
 pub fn summary(text: &str, max_chars: usize) -> String {
     let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    flat.chars().take(max_chars).collect()
+    if flat.chars().count() <= max_chars {
+        return flat;
+    }
+    // One character of the room goes to the `…`.
+    let room: &str = match flat.char_indices().nth(max_chars.saturating_sub(1)) {
+        Some((end, _)) => &flat[..end],
+        None => &flat,
+    };
+    // What follows the room: a space there means the room ends with a whole word.
+    let probe = &flat[..flat[room.len()..].chars().next().map_or(room.len(), |c| room.len() + c.len_utf8())];
+    let sentence = [". ", "! ", "? "].iter().filter_map(|end| probe.rfind(end)).max().map(|i| i + 1);
+    if let Some(end) = sentence.filter(|&end| end >= room.len() / 2) {
+        return flat[..end].to_string();
+    }
+    let word = if probe.ends_with(' ') { Some(room.len()) } else { room.rfind(' ') };
+    let kept = match word {
+        Some(end) if end > 0 => &flat[..end],
+        _ => room,
+    };
+    format!("{}…", kept.trim_end_matches([' ', ',', ';', ':']))
 }
 
 const NOTE_NONE: &str = "No indexed note or code matched this prompt.";
@@ -430,6 +451,26 @@ pub(crate) mod tests {
     use super::super::markup::*;
     use super::*;
     use crate::config::TierConfig;
+
+    /// Issue 38: digest lines ended mid-word (`…moved sessions to Red`).
+    #[test]
+    fn a_summary_ends_at_a_sentence_or_a_word_never_inside_one() {
+        let text = "Sessions moved to Redis. Memcached lost every session on restart, logging users out.";
+        assert_eq!(summary(text, 200), text, "what fits is whole");
+        assert_eq!(summary(text, 40), "Sessions moved to Redis.", "a sentence filling half the room");
+        assert_eq!(summary(text, 60), "Sessions moved to Redis. Memcached lost every session on…");
+        assert_eq!(summary("one two three", 8), "one two…");
+        assert_eq!(summary("one two three", 9), "one two…", "the room ends right after a word");
+        assert_eq!(summary("Unbreakable", 5), "Unbr…", "a first word longer than the room");
+        for n in 1..text.len() {
+            let s = summary(text, n);
+            assert!(s.chars().count() <= n, "{n}: {s}");
+            let last = s.trim_end_matches('…').rsplit(' ').next().unwrap();
+            let whole =
+                text.split(' ').any(|w| w.trim_end_matches(',') == last) || s.chars().count() == n && !s.contains(' ');
+            assert!(whole, "{n}: {s}");
+        }
+    }
 
     pub fn hit(id: &str, score: f32, cosine: f32) -> Hit {
         Hit {

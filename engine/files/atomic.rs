@@ -65,3 +65,32 @@ pub(crate) fn write_private(path: &Path, bytes: &[u8]) -> Result<()> {
         crate::Error::io(format!("writing {}", path.display()), e)
     })
 }
+
+/// Renames `from` to `to` unless `to` exists: `Ok(false)`, nothing changed, when it does. One
+/// step where the system has one (Linux's `renameat2` with `RENAME_NOREPLACE`); elsewhere, or on
+/// a file system without it, a hard link (which never replaces a file) then the old name removed.
+pub(crate) fn rename_no_clobber(from: &Path, to: &Path) -> std::io::Result<bool> {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let c = |p: &Path| std::ffi::CString::new(p.as_os_str().as_bytes()).map_err(std::io::Error::other);
+        let (f, t) = (c(from)?, c(to)?);
+        // SAFETY: two NUL-terminated paths that outlive the call.
+        let rc =
+            unsafe { libc::renameat2(libc::AT_FDCWD, f.as_ptr(), libc::AT_FDCWD, t.as_ptr(), libc::RENAME_NOREPLACE) };
+        if rc == 0 {
+            return Ok(true);
+        }
+        let e = std::io::Error::last_os_error();
+        match e.raw_os_error() {
+            Some(libc::EEXIST) => return Ok(false),
+            Some(libc::EINVAL | libc::ENOSYS) => {}
+            _ => return Err(e),
+        }
+    }
+    match std::fs::hard_link(from, to) {
+        Ok(()) => std::fs::remove_file(from).map(|()| true),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+        Err(e) => Err(e),
+    }
+}

@@ -61,3 +61,47 @@ pub(crate) fn backup(path: &Path, text: &str) -> Result<PathBuf> {
     })?;
     Ok(b)
 }
+
+/// What uninstall did to the file beyond removing its entries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Left {
+    /// The file, rewritten without the entries.
+    Written,
+    /// The backup install made held exactly what is left: it is back in place byte for byte, and
+    /// the backup is gone.
+    Restored,
+    /// Install created the file and nothing but its entries was ever in it: the file is gone (and
+    /// a `.claude` directory it leaves empty).
+    Removed,
+}
+
+/// Writes what uninstall leaves of a file (`new`, read from `old_text`) so the project is as install
+/// found it: the original bytes again when the backup install made holds exactly `new` (nothing
+/// else changed since), no file at all when there is no backup and `new` is empty (install created
+/// it: a file that existed is always backed up), else `new` written in place, the backup kept.
+pub(crate) fn write_uninstalled(path: &Path, new: &Value, old_text: Option<&str>) -> Result<Left> {
+    let target = crate::files::atomic::resolve_links(path);
+    let backup = backup_path(path);
+    match std::fs::read(&backup) {
+        Ok(original) if serde_json::from_slice::<Value>(&original).is_ok_and(|v| v == *new) => {
+            write_atomic(path, &original)?;
+            std::fs::remove_file(&backup).map_err(|e| Error::io(format!("removing {}", backup.display()), e))?;
+            return Ok(Left::Restored);
+        }
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if new.as_object().is_some_and(serde_json::Map::is_empty) {
+                std::fs::remove_file(&target).map_err(|e| Error::io(format!("removing {}", target.display()), e))?;
+                // Install made `.claude/` for the file when it was missing; an empty one goes too
+                // (remove_dir leaves a directory that holds anything).
+                if let Some(dir) = path.parent().filter(|d| d.file_name().is_some_and(|n| n == ".claude")) {
+                    let _ = std::fs::remove_dir(dir);
+                }
+                return Ok(Left::Removed);
+            }
+        }
+        Err(e) => return Err(Error::io(format!("reading {}", backup.display()), e)),
+    }
+    write_atomic(path, render(new, old_text).as_bytes())?;
+    Ok(Left::Written)
+}

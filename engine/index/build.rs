@@ -55,10 +55,13 @@ pub fn build(
     }
     let (mut meta, new_chunks, dropped) = run.chunk_changed(live.meta.clone(), &scanned, &mut report);
     let text_gen = Generation::next(index_dir, live.dir.clone())?;
+    // Until the full generation is live (the end of this function), `status` reads how far
+    // embedding has got from here.
+    let progress = super::progress::Writer::new(index_dir, text_gen.number);
     run.describe(&mut meta, &scanned);
     let mut vectors = run.cached_vectors(&live, &dropped, &new_chunks)?;
     let texts = Texts::new(&meta, &vectors, &mut scanned);
-    let text = run.write_text_and_embed(&live, &text_gen, &new_chunks, &mut vectors, texts)?;
+    let text = run.write_text_and_embed(&live, &text_gen, &new_chunks, &mut vectors, texts, &progress)?;
     report.seconds.bm25 = text.bm25_secs;
     report.chunks_embedded = text.embedded;
     report.chunks_cached = new_chunks.len() - text.embedded;
@@ -357,6 +360,7 @@ impl Run<'_> {
         new_chunks: &[NewChunk],
         vectors: &mut Vectors,
         Texts { documents, changed_ids, early_meta }: Texts,
+        progress: &super::progress::Writer,
     ) -> Result<TextAndEmbed> {
         let (bm25_result, embed_result) = std::thread::scope(|s| {
             let rows = &mut vectors.rows;
@@ -380,8 +384,13 @@ impl Run<'_> {
                 Ok::<_, Error>((bm25_secs, self.started.elapsed().as_secs_f64()))
             });
             let t = Instant::now();
-            let embedded =
-                embed_missing(new_chunks, &vectors.uncached, &mut vectors.cache, self.embedder, self.options);
+            let report = |done: usize, total: usize| {
+                progress.write(done, total);
+                if let Some(p) = self.options.progress {
+                    p(done, total);
+                }
+            };
+            let embedded = embed_missing(new_chunks, &vectors.uncached, &mut vectors.cache, self.embedder, &report);
             if self.options.release_model {
                 self.embedder.release();
             }
@@ -500,13 +509,14 @@ fn check_paths(index_dir: &Path, source: &Source) -> Result<()> {
     }
 }
 
-/// Embeds the text of every `uncached` chunk (each distinct text once); returns how many were embedded.
+/// Embeds the text of every `uncached` chunk (each distinct text once), telling `report` (done,
+/// total) after each batch; returns how many were embedded.
 fn embed_missing(
     chunks: &[NewChunk],
     uncached: &HashSet<u64>,
     cache: &mut EmbedCache,
     embedder: &dyn Embedder,
-    options: &BuildOptions,
+    report: &dyn Fn(usize, usize),
 ) -> Result<usize> {
     let mut todo: Vec<(usize, [u8; 16])> = Vec::new();
     let mut queued = HashSet::new();
@@ -520,15 +530,15 @@ fn embed_missing(
     // Batches large enough to keep the model busy, small enough that a killed run loses little.
     const STEP: usize = 64;
     let mut done = 0;
+    // Said at once, so a reader between the text going live and the first batch sees a run at work.
+    report(0, todo.len());
     for batch in todo.chunks(STEP) {
         let texts: Vec<String> = batch.iter().map(|(i, _)| embed_text(&chunks[*i].chunk)).collect();
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         let vectors = embedder.embed(&refs)?;
         cache.insert_many(batch.iter().map(|(_, k)| *k).zip(vectors).collect())?;
         done += batch.len();
-        if let Some(p) = options.progress {
-            p(done, todo.len());
-        }
+        report(done, todo.len());
     }
     Ok(todo.len())
 }
@@ -900,6 +910,45 @@ mod tests {
         let meta = live_meta(&index);
         assert_eq!((meta.vectors, meta.chunks), (None, 2));
         assert!(meta.docs.values().all(|d| !d.pending));
+    }
+
+    /// Issue 38: `engine status` read "0 of 2277" vectors until the end of a run whose bar said 1472.
+    #[test]
+    fn status_counts_vectors_as_the_run_embeds_them() {
+        let project = tempfile::tempdir().unwrap();
+        let index = project.path().join(".engine");
+        // More chunks than one batch of the embedding loop: progress after the first.
+        for i in 0..100 {
+            std::fs::write(project.path().join(format!("n{i}.md")), format!("# Note {i}\n\nQueue {i} is warm.\n"))
+                .unwrap();
+        }
+        let (embedder, go, started) = gated();
+        std::thread::scope(|s| {
+            let go = go;
+            let run = s.spawn(|| {
+                build(&index, &Source::Dir(project.path().into()), &Settings::default(), &embedder, &Default::default())
+            });
+            started.recv().unwrap();
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+            while store::current_generation(&index).unwrap().is_none() {
+                assert!(std::time::Instant::now() < deadline, "the text generation never went live");
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            let st = crate::index::status(&index).unwrap();
+            assert_eq!((st.vectors, st.chunks, st.embedding.map(|e| e.done)), (0, 100, Some(0)), "none embedded yet");
+            go.send(true).unwrap();
+            // The second batch has started: the first one's count is on record.
+            started.recv().unwrap();
+            let st = crate::index::status(&index).unwrap();
+            let e = st.embedding.expect("the run's progress");
+            assert_eq!((st.vectors, e.done, e.total, e.pid), (0, 64, 100, std::process::id()));
+            assert_eq!(st.embedded(), 64, "what the bar shows");
+            go.send(true).unwrap();
+            run.join().unwrap().unwrap();
+        });
+        let st = crate::index::status(&index).unwrap();
+        assert_eq!((st.vectors, st.chunks, st.embedding, st.embedded()), (100, 100, None, 100));
+        assert!(!index.join(super::super::progress::FILE).exists());
     }
 
     #[test]

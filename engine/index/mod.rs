@@ -5,12 +5,14 @@
 pub mod bm25;
 mod build;
 pub mod export;
+mod progress;
 pub(crate) mod reader;
 mod status;
 pub mod store;
 pub mod vector;
 
 pub use build::build;
+pub use progress::{embedding, Embedding};
 pub use status::status;
 
 use crate::chunk::Chunk;

@@ -22,6 +22,10 @@ pub struct Status {
     pub chunks: usize,
     /// Chunks with a vector: fewer than `chunks` while an indexing run is still embedding.
     pub vectors: usize,
+    /// While an indexing run is embedding: how far it has got (its vectors reach `vectors` when
+    /// it ends).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub embedding: Option<super::Embedding>,
     /// Whether the generation has an HNSW graph (else vector search is exact).
     pub graph: bool,
     /// When the generation was written, in seconds since the Unix epoch.
@@ -41,6 +45,14 @@ pub struct KindCount {
     pub documents: usize,
     /// Their chunks.
     pub chunks: usize,
+}
+
+impl Status {
+    /// Chunks with a vector, counting those a running indexing run has embedded but not yet
+    /// published: what its progress bar shows (texts shared by several chunks count once).
+    pub fn embedded(&self) -> usize {
+        self.embedding.map_or(self.vectors, |e| (self.vectors + e.done).min(self.chunks))
+    }
 }
 
 fn dir_size(p: &Path) -> u64 {
@@ -86,6 +98,7 @@ pub fn status(index_dir: &Path) -> Result<Status> {
         documents: meta.docs.len(),
         chunks: meta.chunks,
         vectors: meta.vectors.unwrap_or(meta.chunks),
+        embedding: super::embedding(index_dir),
         graph: meta.graph,
         updated_unix: meta.updated_unix,
         bytes_on_disk: dir_size(&gen) + dir_size(&index_dir.join("cache")),

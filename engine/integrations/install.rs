@@ -17,7 +17,11 @@ pub struct InstallReport {
     pub changed: Vec<String>,
     /// Where install saved the file as it was before (only ever a file without our entries).
     pub backup: Option<PathBuf>,
+    /// What uninstall left of the file, when it changed it.
+    pub left: Option<Left>,
 }
+
+pub use crate::files::json::Left;
 
 /// Which Claude Code file an install writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

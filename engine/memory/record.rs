@@ -24,9 +24,16 @@ pub(crate) struct Record {
 /// how the context block knows to mark them, in a field every index already stores.
 pub(crate) const QUOTED_TAG: &str = "quoted from ";
 
-/// Parses a file's records; `None` when the file is not memory records at all.
+/// Parses a file's records, each category under its one name; `None` when the file is not
+/// memory records at all.
 pub fn parse(text: &str) -> Option<Vec<Record>> {
-    parse_as(text, |r: &Record| r.content.is_some() || r.title.is_some())
+    let mut records = parse_as(text, |r: &Record| r.content.is_some() || r.title.is_some())?;
+    for c in records.iter_mut().filter_map(|r| r.category.as_mut()) {
+        if *c != crate::memory::category::canonical(c) {
+            *c = crate::memory::category::canonical(c).to_string();
+        }
+    }
+    Some(records)
 }
 
 /// Parses a file of records of type `T` (one, an array, or one per line), each of which must

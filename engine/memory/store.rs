@@ -27,14 +27,31 @@ pub mod category {
     pub const CONVENTION: &str = "convention";
     /// An error and the change that made it go away.
     pub const BUGFIX: &str = "bugfix";
-    /// What the assistant found out and explained during a session.
-    pub const NOTES: &str = "notes";
     /// The names a session's edits brought in, by file.
     pub const CHANGES: &str = "changes";
     /// A task the session worked from, as the project's issue tracker showed it.
     pub const TASK: &str = "task";
-    /// A note added with `engine memory add` without a category.
+    /// A note: what the assistant found out and explained during a session, or one added with
+    /// `engine memory add` without a category.
     pub const NOTE: &str = "note";
+
+    /// What captured notes were called until 2026-11: read as [`NOTE`] wherever a category is
+    /// read, so records already written and configs naming it keep working.
+    const NOTES_BEFORE: &str = "notes";
+
+    /// The one name of a category: `notes` is [`NOTE`], every other name is itself.
+    pub fn canonical(category: &str) -> &str {
+        if category.eq_ignore_ascii_case(NOTES_BEFORE) {
+            NOTE
+        } else {
+            category
+        }
+    }
+
+    /// Whether two category names (a record's, a config's or a filter's) name the same category.
+    pub fn same(a: &str, b: &str) -> bool {
+        canonical(a).eq_ignore_ascii_case(canonical(b))
+    }
 }
 
 /// One memory record.
@@ -108,14 +125,18 @@ impl MemoryRecord {
         r
     }
 
-    /// Redacts secrets from every text field and recomputes the hash. Runs on whole strings, before
-    /// anything cuts them, and before the record reaches disk.
+    /// Redacts secrets from every text field, gives the category its one name
+    /// ([`category::canonical`]) and recomputes the hash. Runs on whole strings, before anything
+    /// cuts them, and before the record reaches disk.
     pub fn seal(&mut self) {
         let clean = |s: &mut String| {
             if let std::borrow::Cow::Owned(r) = crate::secrets::redacted(s) {
                 *s = r;
             }
         };
+        if self.category != category::canonical(&self.category) {
+            self.category = category::canonical(&self.category).to_string();
+        }
         clean(&mut self.title);
         clean(&mut self.content);
         self.tags.iter_mut().for_each(clean);
@@ -255,8 +276,7 @@ impl MemoryStore {
                 out.push(Added::Unchanged(s.record.id.clone()));
                 continue;
             }
-            let name = format!("{}-{}-{}.json", slug(&record.category, 20), slug(&record.title, 48), record.id);
-            let path = self.dir.join(name);
+            let path = self.dir.join(file_name(&record));
             write_atomic(&path, &to_file(&record))?;
             existing.push(Stored { path: path.clone(), position: 0, in_file: 1, record });
             out.push(Added::Written(path));
@@ -316,13 +336,37 @@ impl MemoryStore {
 
     /// Writes `record` over the stored one, in its file and position, whatever changed (unlike
     /// [`add`](Self::add), which leaves a record whose hash, files and tags are unchanged alone).
-    /// The record is sealed and validated first; returns it as written.
-    pub fn replace(&self, stored: &Stored, mut record: MemoryRecord) -> Result<MemoryRecord> {
+    /// The record is sealed and validated first; returns it as written, and the file now holding
+    /// it: a file of its own named by the store after its category and title is renamed to follow
+    /// them ([`MemoryStore::follow_title`]).
+    pub fn replace(&self, stored: &Stored, mut record: MemoryRecord) -> Result<(MemoryRecord, PathBuf)> {
         record.seal();
         validate(&record)?;
         let _lock = self.lock()?;
         self.rewrite(stored, Some(&record))?;
-        Ok(record)
+        let path = self.follow_title(stored, &record)?;
+        Ok((record, path))
+    }
+
+    /// Renames the file of a record the store named (`category-title-id.json`, one record in it)
+    /// to the name its category and title give now; returns where it is. The rename never
+    /// replaces another file (a name taken keeps the old one) and is one step, so the record is
+    /// under one name or the other, never both or neither.
+    fn follow_title(&self, stored: &Stored, record: &MemoryRecord) -> Result<PathBuf> {
+        let ours = stored
+            .path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.ends_with(&format!("-{}.json", record.id)));
+        let wanted = self.dir.join(file_name(record));
+        if stored.in_file > 1 || !ours || wanted == stored.path {
+            return Ok(stored.path.clone());
+        }
+        match crate::files::atomic::rename_no_clobber(&stored.path, &wanted) {
+            Ok(true) => Ok(wanted),
+            Ok(false) => Ok(stored.path.clone()),
+            Err(e) => Err(Error::io(format!("renaming {} to {}", stored.path.display(), wanted.display()), e)),
+        }
     }
 
     /// Takes the store's writer lock (an exclusive `flock` on the memory directory itself, so no
@@ -420,7 +464,12 @@ fn stored_in(path: &Path, text: &str) -> Vec<Stored> {
         if record.id.is_empty() {
             record.id = short_hash(&format!("{name}#{position}"));
         }
-        if record.hash.is_empty() {
+        // A record captured before categories had one name is read under the one it has now.
+        let renamed = record.category != category::canonical(&record.category);
+        if renamed {
+            record.category = category::canonical(&record.category).to_string();
+        }
+        if record.hash.is_empty() || renamed {
             record.hash = content_hash(&record.category, &record.title, &record.content);
         }
         Stored { path: path.to_path_buf(), position, in_file: n, record }
@@ -489,6 +538,11 @@ pub fn validate(record: &MemoryRecord) -> Result<()> {
         Some(e) => Err(e),
         None => Ok(()),
     }
+}
+
+/// The name of a record's own file: `category-title-id.json`, so a listing reads as the records.
+fn file_name(record: &MemoryRecord) -> String {
+    format!("{}-{}-{}.json", slug(&record.category, 20), slug(&record.title, 48), record.id)
 }
 
 /// A file-name-safe lowercase slug of `text`, at most `max` characters.
@@ -915,7 +969,8 @@ mod tests {
         r.supersedes.push("abc".into());
         let token = format!("ghp_{}", "a1B2".repeat(10));
         r.content = format!("Jobs go to SQS; the token was {token}.");
-        let written = store.replace(&stored, r).unwrap();
+        let (written, kept) = store.replace(&stored, r).unwrap();
+        assert_eq!(kept, path, "same title, same file");
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(!text.contains(&token) && text.contains("\"abc\""), "{text}");
         assert_eq!(written.hash, content_hash("note", "Queue", &written.content));
@@ -923,6 +978,62 @@ mod tests {
         bad.category = "Not A Category".into();
         assert!(store.replace(&store.load().unwrap()[0], bad).is_err());
         assert_eq!(std::fs::read_to_string(&path).unwrap(), text, "a refused record changes nothing");
+    }
+
+    #[test]
+    fn a_new_title_renames_the_file_without_replacing_another() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = MemoryStore::at_root(dir.path());
+        let Added::Written(old) = store.add(MemoryRecord::new("note", "Queue", "Jobs go to SQS.", "")).unwrap() else {
+            panic!()
+        };
+        let stored = store.load().unwrap().remove(0);
+        let mut r = stored.record.clone();
+        r.title = "Job queue on SQS".into();
+        let (_, new) = store.replace(&stored, r).unwrap();
+        assert_eq!(
+            new.file_name().unwrap().to_str().unwrap(),
+            format!("note-job-queue-on-sqs-{}.json", stored.record.id)
+        );
+        assert!(!old.exists() && new.is_file());
+        let names = |d: &Path| std::fs::read_dir(d).unwrap().count();
+        assert_eq!(names(store.dir()), 1);
+        // The name the next title wants is taken (by a file of someone else's): the record keeps
+        // its name, and the other file is untouched.
+        let stored = store.load().unwrap().remove(0);
+        let taken = store.dir().join(format!("note-mine-{}.json", stored.record.id));
+        std::fs::write(&taken, "not a record of ours").unwrap();
+        let mut r = stored.record.clone();
+        r.title = "Mine".into();
+        let (written, at) = store.replace(&stored, r).unwrap();
+        assert_eq!((at, written.title.as_str()), (new.clone(), "Mine"));
+        assert_eq!(std::fs::read_to_string(&taken).unwrap(), "not a record of ours");
+        // A file named by hand keeps its name.
+        std::fs::remove_file(&taken).unwrap();
+        let mine = store.dir().join("my-notes.json");
+        std::fs::rename(&new, &mine).unwrap();
+        let stored = store.load().unwrap().remove(0);
+        let mut r = stored.record.clone();
+        r.title = "Another".into();
+        assert_eq!(store.replace(&stored, r).unwrap().1, mine);
+    }
+
+    #[test]
+    fn notes_captured_under_the_old_name_are_read_as_note() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = MemoryStore::at_root(dir.path());
+        std::fs::create_dir_all(store.dir()).unwrap();
+        let old = r#"{"id":"0123456789ab","category":"notes","title":"How capture works","content":"It reads the transcript.","hash":"x"}"#;
+        std::fs::write(store.dir().join("notes-how-capture-works-0123456789ab.json"), old).unwrap();
+        let r = store.load().unwrap().remove(0).record;
+        assert_eq!(r.category, "note");
+        assert_eq!(r.hash, content_hash("note", &r.title, &r.content), "the hash follows the name");
+        assert!(category::same("notes", "Note") && !category::same("note", "decision"));
+        let parsed = crate::memory::record::parse(old).unwrap();
+        assert_eq!(parsed[0].category.as_deref(), Some("note"), "what the index reads too");
+        let mut added = MemoryRecord::new("notes", "t", "c", "");
+        added.seal();
+        assert_eq!(added.category, "note", "and what is written");
     }
 
     #[test]

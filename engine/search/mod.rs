@@ -679,7 +679,7 @@ impl Engine {
         let config = &self.settings.search;
         let (_, _, category, created) =
             self.meta.memory_created.iter().find(|(doc, title, _, _)| *doc == hit.doc && *title == hit.title)?;
-        if !config.memory_decay_categories.iter().any(|c| c.eq_ignore_ascii_case(category)) {
+        if !config.memory_decay_categories.iter().any(|c| crate::memory::category::same(c, category)) {
             return None;
         }
         let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).ok()?.as_secs() as i64;

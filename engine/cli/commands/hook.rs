@@ -72,10 +72,20 @@ fn uninstall(scope: &Scope) -> Result<i32> {
     if r.changed.is_empty() {
         println!("{}: no engine hooks to remove", path.display());
     } else {
-        println!("{}: removed the engine's {} hooks", path.display(), r.changed.join(", "));
+        println!("{}: removed the engine's {} hooks{}", path.display(), r.changed.join(", "), left(r.left));
     }
     if let Some(b) = r.backup {
         println!("previous file kept as {}", b.display());
     }
     Ok(0)
+}
+
+/// What uninstall did to the file, as the end of its line.
+pub(crate) fn left(left: Option<crate::integrations::install::Left>) -> &'static str {
+    use crate::integrations::install::Left;
+    match left {
+        Some(Left::Restored) => "; the file is restored from its backup, which is removed",
+        Some(Left::Removed) => "; the file is removed (install created it)",
+        Some(Left::Written) | None => "",
+    }
 }

@@ -58,7 +58,7 @@ fn uninstall(scope: &Scope) -> Result<i32> {
     if r.changed.is_empty() {
         println!("{}: no engine MCP server to remove", shown(&target));
     } else {
-        println!("{}: removed the MCP server {:?}", shown(&target), mcp::SERVER_NAME);
+        println!("{}: removed the MCP server {:?}{}", shown(&target), mcp::SERVER_NAME, super::hook::left(r.left));
     }
     Ok(0)
 }

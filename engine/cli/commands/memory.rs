@@ -310,7 +310,7 @@ struct Filter {
 
 impl Filter {
     fn keeps(&self, r: &MemoryRecord) -> bool {
-        self.category.as_ref().is_none_or(|c| r.category.eq_ignore_ascii_case(c))
+        self.category.as_ref().is_none_or(|c| memory::category::same(&r.category, c))
             && self.tag.as_ref().is_none_or(|t| r.tags.iter().any(|x| x.eq_ignore_ascii_case(t)))
             && self.session.as_ref().is_none_or(|p| r.session_id.as_ref().is_some_and(|s| s.starts_with(p.as_str())))
             && self.since.is_none_or(|t| created_secs(r).is_some_and(|c| c >= t))
@@ -473,11 +473,11 @@ fn edit(store: &MemoryStore, project: &Project, out: &Out, id: &str, changes: Ch
         return Ok(false);
     }
     r.updated = memory::now_rfc3339();
-    let written = store.replace(&s, r)?;
+    let (written, path) = store.replace(&s, r)?;
     if out.json {
         out.value(&serde_json::to_value(&written)?)?;
     } else {
-        println!("{} {}", written.id, shown(&s.path));
+        println!("{} {}", written.id, shown(&path));
     }
     Ok(true)
 }

@@ -8,7 +8,7 @@ use crate::config::Mode;
 use crate::integrations::daemon::search::{render, Output, Printed, SearchCall};
 use crate::Engine;
 use anyhow::Result;
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::Path;
 
 pub(crate) fn run(args: SearchArgs, config: Option<&Path>) -> Result<i32> {
@@ -25,7 +25,7 @@ pub(crate) fn run(args: SearchArgs, config: Option<&Path>) -> Result<i32> {
     };
     let settings = settings(config, args.layer())?;
     let dir = super::index_dir(args.index.clone())?;
-    let color = output == Output::Text && std::io::stdout().is_terminal();
+    let color = output == Output::Text && args.color.on_stdout();
     let call = SearchCall { query, settings, explain: args.explain, output, color };
     if call.settings.search.daemon && !args.no_daemon {
         match crate::integrations::daemon::search(&dir, &call) {

@@ -18,9 +18,19 @@ pub(crate) fn run(args: StatusArgs) -> Result<i32> {
     println!("model      {} ({} dims)", st.model, st.dimensions);
     println!("documents  {}", st.documents);
     println!("chunks     {} ({})", st.chunks, if st.graph { "HNSW graph" } else { "exact vector search" });
-    if st.vectors < st.chunks {
+    if let Some(e) = st.embedding {
         println!(
-            "vectors    {} of {} chunks (still embedding: the rest are found by BM25 only)",
+            "vectors    {} of {} chunks (pid {} is embedding: {} of {} texts done; until it ends, search has {} and finds the rest by BM25 only)",
+            st.embedded(),
+            st.chunks,
+            e.pid,
+            e.done,
+            e.total,
+            st.vectors
+        );
+    } else if st.vectors < st.chunks {
+        println!(
+            "vectors    {} of {} chunks (embedding stopped: the next `engine index` embeds the rest; until then they are found by BM25 only)",
             st.vectors, st.chunks
         );
     }

@@ -81,11 +81,13 @@ pub(crate) enum MemoryAction {
     Edit {
         /// Its id, or a prefix only it has.
         id: String,
+        /// New title (a record's file is renamed to follow it).
         #[arg(long)]
         title: Option<String>,
         /// New content ("-": read stdin).
         #[arg(long)]
         content: Option<String>,
+        /// New category (lowercase letters, digits and '-').
         #[arg(long)]
         category: Option<String>,
         /// Replace the tags with these (repeatable).
@@ -100,17 +102,22 @@ pub(crate) enum MemoryAction {
     /// List what a cleanup would delete and why (exact and near duplicates, superseded records,
     /// session and bugfix records past their age); --apply deletes them.
     Gc {
+        /// Delete what the list names (without it, nothing is deleted).
         #[arg(long)]
         apply: bool,
     },
     /// Write every record as JSON lines (stdout by default).
     Export {
+        /// Write here instead of stdout (whole or not at all).
         #[arg(long)]
         out: Option<PathBuf>,
     },
     /// Read records from JSON lines ("-": stdin). Every line is checked first: one bad line and
     /// nothing is imported.
-    Import { file: PathBuf },
+    Import {
+        /// The JSON lines file ("-": stdin).
+        file: PathBuf,
+    },
     /// Capture records from a Claude Code transcript, as the hook does at PreCompact and SessionEnd.
     Capture {
         /// The transcript (.jsonl).

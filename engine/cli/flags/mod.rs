@@ -169,12 +169,42 @@ pub(crate) struct SearchArgs {
     /// Rerank: never, always, or auto (the configured trigger rules).
     #[arg(long, value_enum)]
     pub rerank: Option<RerankMode>,
-    /// Include per-stage scores.
+    /// Why each hit ranks where it does: every leg's rank and raw score, the fused score, boosts
+    /// and rerank (in text and JSON output).
     #[arg(long)]
     pub explain: bool,
     /// Search in this process even when a warm daemon serves the index (`[search] daemon`).
     #[arg(long)]
     pub no_daemon: bool,
+    /// Colour the query's words in text output: auto (on a terminal, unless NO_COLOR is set),
+    /// always, or never.
+    #[arg(long, value_enum, default_value_t = ColorWhen::Auto, value_name = "WHEN")]
+    pub color: ColorWhen,
+}
+
+/// When text output is coloured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum ColorWhen {
+    /// On a terminal, unless the NO_COLOR environment variable is set.
+    Auto,
+    /// Always (`engine search … --color always | less -R`).
+    Always,
+    /// Never.
+    Never,
+}
+
+impl ColorWhen {
+    /// Whether to colour output written to stdout.
+    pub fn on_stdout(self) -> bool {
+        use std::io::IsTerminal;
+        match self {
+            ColorWhen::Always => true,
+            ColorWhen::Never => false,
+            ColorWhen::Auto => {
+                std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+            }
+        }
+    }
 }
 
 impl SearchArgs {
@@ -341,4 +371,35 @@ pub(crate) fn settings(config: Option<&Path>, flags: SettingsLayer) -> Result<Se
         eprintln!("engine: {}", crate::error::one_line(&w));
     }
     Ok(settings)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Cli;
+    use clap::CommandFactory;
+
+    /// Every flag and argument of every subcommand (`engine help <cmd>`), with its path.
+    fn undocumented(cmd: &clap::Command, path: &str, out: &mut Vec<String>) {
+        for arg in cmd.get_arguments() {
+            let builtin = matches!(arg.get_id().as_str(), "help" | "version");
+            if !builtin && arg.get_help().is_none_or(|h| h.to_string().trim().is_empty()) {
+                out.push(format!("{path} {}", arg.get_id()));
+            }
+        }
+        for sub in cmd.get_subcommands() {
+            if sub.get_about().is_none_or(|h| h.to_string().trim().is_empty()) {
+                out.push(format!("{path} {} (the command)", sub.get_name()));
+            }
+            undocumented(sub, &format!("{path} {}", sub.get_name()), out);
+        }
+    }
+
+    #[test]
+    fn every_command_flag_and_argument_has_help() {
+        let cmd = Cli::command();
+        cmd.clone().debug_assert();
+        let mut missing = Vec::new();
+        undocumented(&cmd, "engine", &mut missing);
+        assert!(missing.is_empty(), "without help text: {missing:#?}");
+    }
 }

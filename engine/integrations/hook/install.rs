@@ -170,7 +170,7 @@ pub fn install(path: &Path, exe: &Path) -> Result<InstallReport> {
         }
     }
     if changed.is_empty() {
-        return Ok(InstallReport { changed, backup: None });
+        return Ok(InstallReport { changed, backup: None, left: None });
     }
     // The backup is the user's own file. One that already holds entries of ours is the result of
     // an earlier install (or a partial one): saving it would overwrite the real original.
@@ -179,12 +179,13 @@ pub fn install(path: &Path, exe: &Path) -> Result<InstallReport> {
         _ => None,
     };
     write_atomic(path, crate::files::json::render(&new, old.text.as_deref()).as_bytes())?;
-    Ok(InstallReport { changed, backup })
+    Ok(InstallReport { changed, backup, left: None })
 }
 
 /// Removes exactly the entries install added (by the marker, or old-style `…/engine hook`);
-/// other hooks and settings stay, in their order. Writes no backup: the file it changes holds our
-/// entries, and the backup is kept for the user's own file.
+/// other hooks and settings stay, in their order. The project is left as install found it: the
+/// file install created goes, the user's own comes back from its backup byte for byte when nothing
+/// else changed ([`crate::files::json::write_uninstalled`]).
 pub fn uninstall(path: &Path) -> Result<InstallReport> {
     let old = crate::files::json::read(path)?;
     let mut new = old.value.clone();
@@ -216,10 +217,11 @@ pub fn uninstall(path: &Path) -> Result<InstallReport> {
             new.as_object_mut().expect("has hooks, so an object").shift_remove("hooks");
         }
     }
+    let mut left = None;
     if !changed.is_empty() {
-        write_atomic(path, crate::files::json::render(&new, old.text.as_deref()).as_bytes())?;
+        left = Some(crate::files::json::write_uninstalled(path, &new, old.text.as_deref())?);
     }
-    Ok(InstallReport { changed, backup: None })
+    Ok(InstallReport { changed, backup: None, left })
 }
 
 #[cfg(test)]
@@ -353,7 +355,7 @@ mod tests {
         assert!(at("\"deny\"") < at("\"allow\"") && at("\"ZED\"") < at("\"ALPHA\""), "{installed}");
         // Installing again adds nothing; from another binary it only repoints; the backup stays.
         let again = install(&path, Path::new("/opt/tools/eng2")).unwrap();
-        assert_eq!(again, InstallReport { changed: vec![], backup: None });
+        assert_eq!(again, InstallReport { changed: vec![], backup: None, left: None });
         assert_eq!(std::fs::read_to_string(&path).unwrap(), installed);
         let moved = install(&path, Path::new("/home/me/bin/engine-dev")).unwrap();
         assert_eq!((moved.changed.len(), moved.backup), (5, None));
@@ -366,14 +368,44 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&backup).unwrap(), ORIGINAL);
         let r = uninstall(&path).unwrap();
         assert_eq!(r.changed, ["UserPromptSubmit", "SessionStart", "PostToolUse", "PreCompact", "SessionEnd"]);
-        assert_eq!(r.backup, None);
+        assert_eq!((r.backup, r.left), (None, Some(crate::integrations::install::Left::Restored)));
         assert_eq!(std::fs::read_to_string(&path).unwrap(), ORIGINAL, "uninstall restores the file exactly");
         assert_eq!(uninstall(&path).unwrap().changed, Vec::<String>::new());
-        // Nothing else was left in the directory (no temporary files).
+        // Nothing else was left in the directory: no temporary files, and the backup install made
+        // is gone with the entries, since nothing else changed.
         let mut names: Vec<String> =
             std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
         names.sort();
-        assert_eq!(names, ["settings.json", "settings.json.bak"]);
+        assert_eq!(names, ["settings.json"]);
+    }
+
+    #[test]
+    fn uninstall_leaves_the_project_as_install_found_it() {
+        use crate::integrations::install::Left;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(".claude/settings.json");
+        // A project without settings: install creates .claude/settings.json, uninstall takes both away.
+        install(&path, Path::new("engine")).unwrap();
+        assert!(path.is_file());
+        assert_eq!(uninstall(&path).unwrap().left, Some(Left::Removed));
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "no .claude/ left");
+        // A .claude/ holding something else of the user's stays, with it.
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(dir.path().join(".claude/commands.md"), "mine").unwrap();
+        install(&path, Path::new("engine")).unwrap();
+        assert_eq!(uninstall(&path).unwrap().left, Some(Left::Removed));
+        assert!(!path.exists() && dir.path().join(".claude/commands.md").is_file());
+        // The user's own settings changed while installed: the change is kept, and so is the backup.
+        std::fs::write(&path, ORIGINAL).unwrap();
+        install(&path, Path::new("engine")).unwrap();
+        let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        v["model"] = Value::String("haiku".into());
+        std::fs::write(&path, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+        assert_eq!(uninstall(&path).unwrap().left, Some(Left::Written));
+        let after: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(after["model"], "haiku");
+        assert!(!after.to_string().contains("engine-hook"));
+        assert_eq!(std::fs::read_to_string(crate::files::json::backup_path(&path)).unwrap(), ORIGINAL);
     }
 
     #[test]

@@ -219,7 +219,7 @@ fn pick_records<'a>(
     if source != Source::Resume {
         let taken: HashSet<&str> = picked.iter().map(|p| p.record.id.as_str()).collect();
         let wanted = |s: &&Stored| {
-            config.digest_categories.iter().any(|c| c.eq_ignore_ascii_case(&s.record.category))
+            config.digest_categories.iter().any(|c| category::same(c, &s.record.category))
                 && !taken.contains(s.record.id.as_str())
         };
         let knowledge: Vec<&Stored> = live.iter().copied().filter(wanted).take(config.digest_records).collect();
@@ -241,11 +241,13 @@ fn record_line(s: &Stored, root: &Path, settings: &Settings) -> String {
     // Secrets go before the summary cuts the content (a cut token no longer matches).
     let content = crate::context::visible(&r.content, false);
     let summary = crate::context::summary(&content, size);
+    // Titles are cut where a reader expects it too, not mid-word.
+    let title = crate::context::summary(&crate::context::visible(&r.title, false), c.title_chars);
     format!(
         "<memory-compact category=\"{}\" path=\"{}\" title=\"{}\">{}</memory-compact>\n",
         clean(&r.category, c.tag_chars, false),
         clean(&path, c.path_chars, false),
-        clean(&r.title, c.title_chars, false),
+        clean(&title, c.title_chars, false),
         clean_text(&summary, size, false),
     )
 }
@@ -307,6 +309,20 @@ mod tests {
         record.session_id = Some(session.to_string());
         record.created = created.to_string();
         Stored { path: PathBuf::from(format!("{title}.json")), position: 0, in_file: 1, record }
+    }
+
+    #[test]
+    fn a_digest_line_ends_at_a_word() {
+        let settings = Settings::default();
+        let mut s = stored(category::DECISION, "Sessions live in Redis", "x", "2026-01-01T00:00:00Z");
+        let words = ["persistence", "restarted", "memcached", "sessions", "evicted"];
+        s.record.content = (0..60).map(|i| words[i % words.len()]).collect::<Vec<_>>().join(" ");
+        s.path = PathBuf::from("/p/.claude/memory/decision.json");
+        let line = record_line(&s, Path::new("/p"), &settings);
+        let text = line.split('>').nth(1).unwrap().trim_end_matches("</memory-compact");
+        let last = text.strip_suffix('…').unwrap_or_else(|| panic!("cut with …: {line}")).rsplit(' ').next().unwrap();
+        assert!(words.contains(&last), "{line}");
+        assert!(text.chars().count() <= settings.context.summary_chars, "{line}");
     }
 
     #[test]

@@ -106,7 +106,9 @@ pub fn install_at(target: &Target, exe: &Path) -> Result<InstallReport> {
                 path.display()
             )))
         }
-        Some(e) if e["command"] == wanted["command"] => return Ok(InstallReport { changed: Vec::new(), backup: None }),
+        Some(e) if e["command"] == wanted["command"] => {
+            return Ok(InstallReport { changed: Vec::new(), backup: None, left: None })
+        }
         // An earlier install of a binary elsewhere: point it at this one, keeping its other keys.
         Some(_) => servers[SERVER_NAME]["command"] = wanted["command"].clone(),
         None => {
@@ -118,16 +120,16 @@ pub fn install_at(target: &Target, exe: &Path) -> Result<InstallReport> {
         _ => None,
     };
     write_atomic(path, crate::files::json::render(&new, old_text.as_deref()).as_bytes())?;
-    Ok(InstallReport { changed: vec![SERVER_NAME.to_string()], backup })
+    Ok(InstallReport { changed: vec![SERVER_NAME.to_string()], backup, left: None })
 }
 
 /// Removes the entry install wrote; other servers and keys stay. An `mcpServers` (and a local
-/// project's entry) left empty goes; a `.mcp.json` left holding nothing (install created it) is
-/// removed.
+/// project's entry) left empty goes; the file is then left as install found it, as `engine hook
+/// uninstall` leaves settings ([`crate::files::json::write_uninstalled`]).
 pub fn uninstall_at(target: &Target) -> Result<InstallReport> {
     let path = &target.path;
     let crate::files::json::JsonFile { text: old_text, value: old } = crate::files::json::read(path)?;
-    let nothing = InstallReport { changed: Vec::new(), backup: None };
+    let nothing = InstallReport { changed: Vec::new(), backup: None, left: None };
     let mut new = old.clone();
     let Some(top) = holder(&mut new, target, false)? else { return Ok(nothing) };
     if !top.get("mcpServers").and_then(|s| s.get(SERVER_NAME)).is_some_and(is_ours) {
@@ -146,13 +148,8 @@ pub fn uninstall_at(target: &Target) -> Result<InstallReport> {
             new.as_object_mut().expect("an object").shift_remove("projects");
         }
     }
-    if new.as_object().is_some_and(Map::is_empty) && path.file_name().is_some_and(|n| n == ".mcp.json") {
-        let target = crate::files::atomic::resolve_links(path);
-        std::fs::remove_file(&target).map_err(|e| Error::io(format!("removing {}", target.display()), e))?;
-    } else {
-        write_atomic(path, crate::files::json::render(&new, old_text.as_deref()).as_bytes())?;
-    }
-    Ok(InstallReport { changed: vec![SERVER_NAME.to_string()], backup: None })
+    let left = crate::files::json::write_uninstalled(path, &new, old_text.as_deref())?;
+    Ok(InstallReport { changed: vec![SERVER_NAME.to_string()], backup: None, left: Some(left) })
 }
 
 #[cfg(test)]

@@ -570,7 +570,7 @@ impl State {
         all.sort_by(|a, b| time(b).cmp(&time(a)).then_with(|| a.record.id.cmp(&b.record.id)));
         let in_category: Vec<&memory::Stored> = all
             .iter()
-            .filter(|s| category.as_ref().is_none_or(|c| s.record.category.eq_ignore_ascii_case(c)))
+            .filter(|s| category.as_ref().is_none_or(|c| memory::category::same(&s.record.category, c)))
             .collect();
         let hidden = in_category.iter().filter(|s| superseded.contains(&s.record.id)).count();
         let rows: Vec<&memory::Stored> =

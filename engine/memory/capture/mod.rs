@@ -149,6 +149,43 @@ mod tests {
         assert_eq!(classify(&summary("Replace the guard clause instead of the pattern")), None, "a plan");
     }
 
+    /// Issue 38: a decision's body held its title again, word for word.
+    #[test]
+    fn a_decisions_body_continues_its_title_instead_of_repeating_it() {
+        let short = "We switched the session store to Redis because restarts logged everyone out.";
+        let long = format!(
+            "We moved the thumbnail jobs to the worker pool because {} kept blocking uploads.",
+            "the web process ".repeat(8)
+        );
+        let line = |text: &str, ts: &str| {
+            serde_json::json!({"type":"assistant","message":{"content":[{"type":"text","text":text}]},"timestamp":ts})
+                .to_string()
+        };
+        let text = [
+            r#"{"type":"user","sessionId":"s-3","cwd":"/p","message":{"content":"tidy up"},"timestamp":"2026-01-05T10:00:00Z"}"#.to_string(),
+            line(short, "2026-01-05T10:01:00Z"),
+            line(&long, "2026-01-05T10:02:00Z"),
+        ]
+        .join("\n");
+        let config = CaptureConfig::default();
+        let c =
+            extract(TranscriptReader::new(std::io::Cursor::new(text.as_bytes())), Trigger::SessionEnd, None, &config);
+        let decisions: Vec<&MemoryRecord> = c.records.iter().filter(|r| r.category == category::DECISION).collect();
+        assert_eq!(decisions.len(), 2, "{:?}", c.records);
+        let whole = decisions.iter().find(|r| r.title == short).expect("the short one is its title");
+        assert!(
+            !whole.content.contains("Redis") && whole.content.starts_with("(Said by the assistant"),
+            "{}",
+            whole.content
+        );
+        let cut = decisions.iter().find(|r| r.title.ends_with('…')).expect("the long one is clipped");
+        let shown = cut.title.trim_end_matches('…');
+        assert!(long.starts_with(shown) && !cut.content.contains(shown), "{cut:?}");
+        let rest = cut.content.lines().next().unwrap().trim_start_matches('…');
+        assert!(long.ends_with(rest) && rest.ends_with("kept blocking uploads."), "{}", cut.content);
+        assert_eq!(format!("{shown} {rest}"), long, "title and body hold the statement once");
+    }
+
     #[test]
     fn sentences_skip_code_and_tables_and_split_on_capitals() {
         let text =
@@ -307,7 +344,7 @@ mod tests {
         );
         let kinds: BTreeSet<&str> = c.records.iter().map(|r| r.category.as_str()).collect();
         assert!(
-            ["session", "summary", "bugfix", "decision", "notes", "task"].iter().all(|k| kinds.contains(k)),
+            ["session", "summary", "bugfix", "decision", "note", "task"].iter().all(|k| kinds.contains(k)),
             "{kinds:?}"
         );
         let dir = tempfile::tempdir().unwrap();

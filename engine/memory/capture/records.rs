@@ -3,7 +3,7 @@
 //! conventions, and bugs fixed.
 
 use super::session::Session;
-use super::text::{classify, clip, is_finding, one_line, strip_continuation, Statement};
+use super::text::{classify, clip, is_finding, one_line, strip_continuation, title_and_rest, Statement};
 use super::Trigger;
 use crate::memory::transcript::{SessionInfo, Todo};
 use crate::memory::{category, MemoryRecord};
@@ -160,7 +160,7 @@ impl Session<'_> {
                 if notes.len() > per { format!(" (part {})", part + 1) } else { String::new() },
                 clip(&group[0].text, self.config().title_chars / 2)
             );
-            let r = MemoryRecord::new(category::NOTES, &title, &body, &format!("notes:{}:{part}", n.sid));
+            let r = MemoryRecord::new(category::NOTE, &title, &body, &format!("notes:{}:{part}", n.sid));
             out.push(draft(r, &group[0].ts, Vec::new()));
         }
         out
@@ -216,7 +216,7 @@ impl Session<'_> {
                 break;
             }
             let Some(cat) = classify(s) else { continue };
-            let title = clip(&s.text, self.config().title_chars);
+            let (title, rest) = title_and_rest(&s.text, self.config().title_chars);
             if !seen.insert(title.to_lowercase()) {
                 continue;
             }
@@ -226,7 +226,8 @@ impl Session<'_> {
                 (false, false) => "the assistant",
             };
             let when = s.ts.get(..10).unwrap_or(&n.day);
-            let body = format!("{}\n\n(Said by {who} in session {}, {when}.)", s.text, n.short);
+            let said = format!("(Said by {who} in session {}, {when}.)", n.short);
+            let body = if rest.is_empty() { said } else { format!("{rest}\n\n{said}") };
             out.push(draft(MemoryRecord::new(cat, &title, &body, ""), &s.ts, Vec::new()));
         }
         out

@@ -235,6 +235,20 @@ pub(super) fn clip(text: &str, n: usize) -> String {
     format!("{}…", cut.trim_end_matches([',', ';', ':', ' ']))
 }
 
+/// A statement as a record's title and the part of it the title could not hold (after `…`, empty
+/// when the title holds it all): a record's body continues its title instead of repeating it.
+pub(super) fn title_and_rest(text: &str, n: usize) -> (String, String) {
+    let text = text.trim();
+    if text.chars().count() <= n {
+        return (text.to_string(), String::new());
+    }
+    let title = clip(text, n);
+    // `clip` keeps a prefix of the text, less the punctuation and spaces at the cut.
+    let shown = title.strip_suffix('…').unwrap_or(&title);
+    let rest = text.get(shown.len()..).unwrap_or_default().trim_start_matches([',', ';', ':', ' ']);
+    (title.clone(), format!("…{rest}"))
+}
+
 /// A compaction summary without Claude Code's framing ("This session is being continued …").
 pub(super) fn strip_continuation(summary: &str) -> &str {
     let s = summary.trim();
