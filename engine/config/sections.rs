@@ -18,6 +18,11 @@ fn strings(list: &[&str]) -> Vec<String> {
 section! {
     /// The embedding model's run-time settings.
     EmbedConfig / EmbedLayer {
+        /// Which embedding model of the models directory: unset for the default (`[embedder]` of
+        /// models.toml), or the name of one of its `[embedders.NAME]` tables ("bge-small",
+        /// "e5-small"), installed with `scripts/fetch-models.sh --embedder NAME`. An index is
+        /// built with one model; another asks for a rebuild.
+        model: Option<String> = None,
         /// Texts per ONNX run at most.
         batch_size: usize = 16 => Bound::ints(BATCH),
         /// Padded tokens per ONNX run at most: long texts go in smaller runs, which bounds the

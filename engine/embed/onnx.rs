@@ -1,12 +1,13 @@
-//! The ONNX embedder: all-MiniLM-L6-v2 (or the manifest's model) through fastembed's user-defined
-//! model API on the process's one ONNX Runtime environment, mean pooling over the attention mask
-//! and L2 normalisation; and its lazy form, which loads the model on first use.
+//! The ONNX embedder: the manifest's model (all-MiniLM-L6-v2 by default, or the one `[embed] model`
+//! names) through fastembed's user-defined model API on the process's one ONNX Runtime
+//! environment, pooled as the manifest says (mean or `[CLS]`), L2-normalised, with the model's
+//! query and passage prefixes; and its lazy form, which loads the model on first use.
 
 use super::tokens::{approx_tokens, WordPieceCounter};
 use super::Embedder;
 use crate::config::EmbedConfig;
 use crate::error::{Error, Result};
-use crate::models::{ort_environment, Models};
+use crate::models::{ort_environment, EmbedderEntry, Models};
 use fastembed::{
     InitOptionsUserDefined, Pooling, QuantizationMode, TextEmbedding, TokenizerFiles, UserDefinedEmbeddingModel,
 };
@@ -20,6 +21,8 @@ pub struct OnnxEmbedder {
     max_chars: usize,
     batch_tokens: usize,
     max_length: usize,
+    query_prefix: String,
+    passage_prefix: String,
     model: Mutex<TextEmbedding>,
     counter: TokenCounter,
 }
@@ -42,8 +45,8 @@ impl TokenCounter {
     }
 
     /// The tokenizer of the models' embedding model alone (no ONNX session).
-    fn load(models: &Models) -> Result<TokenCounter> {
-        let path = model_file(models, "tokenizer.json")?;
+    fn load(models: &Models, entry: &EmbedderEntry) -> Result<TokenCounter> {
+        let path = model_file(models, entry, "tokenizer.json")?;
         let tokenizer = tokenizers::Tokenizer::from_file(&path)
             .map_err(|e| Error::ModelLoad { path: path.clone(), reason: e.to_string() })?;
         TokenCounter::new(tokenizer, &path)
@@ -58,20 +61,24 @@ impl TokenCounter {
     }
 }
 
-/// The path of the embedder's file whose name ends in `suffix`, as the manifest lists it: a
-/// derived file (the graph made from a package's) before the packages' own.
-fn model_file(models: &Models, suffix: &str) -> Result<std::path::PathBuf> {
-    let entry = &models.manifest.embedder;
+/// The path of the embedder's file `what` names: a file name (its last path component), or
+/// `*.onnx` for the graph. A derived file (the graph made from a package's) comes before the
+/// packages' own, as the manifest lists them.
+fn model_file(models: &Models, entry: &EmbedderEntry, what: &str) -> Result<std::path::PathBuf> {
     let derived = entry.derived.iter().map(|d| d.file.as_str());
     let packaged = entry.packages.iter().flat_map(|p| p.files.iter().map(|f| f.file.as_str()));
-    let name = derived.chain(packaged).find(|n| n.ends_with(suffix));
-    let name = name.ok_or_else(|| {
+    let matches = |f: &str| match what.strip_prefix('*') {
+        Some(extension) => f.ends_with(extension),
+        None => std::path::Path::new(f).file_name().is_some_and(|n| n == what),
+    };
+    let found = derived.chain(packaged).find(|f| matches(f)).ok_or_else(|| {
         Error::Config(format!(
-            "{}: the embedder lists no file ending in {suffix}",
-            models.dir.join(crate::models::MANIFEST).display()
+            "{}: the embedder {} lists no file named {what}",
+            models.dir.join(crate::models::MANIFEST).display(),
+            entry.id
         ))
     })?;
-    models.file(name)
+    models.file(found)
 }
 
 impl OnnxEmbedder {
@@ -83,14 +90,14 @@ impl OnnxEmbedder {
 
     /// [`OnnxEmbedder::load`] with the `[embed]` section alone.
     pub(crate) fn load_with(models: &Models, config: &EmbedConfig) -> Result<OnnxEmbedder> {
-        let entry = &models.manifest.embedder;
-        let find = |suffix: &str| model_file(models, suffix);
+        let entry = models.manifest.embedder_named(config.model.as_deref())?;
+        let find = |name: &str| model_file(models, entry, name);
         let read = |path: &std::path::Path| {
             std::fs::read(path).map_err(|e| Error::ModelMissing { path: path.to_path_buf(), reason: e.to_string() })
         };
-        let onnx_path = find(".onnx")?;
+        let onnx_path = find("*.onnx")?;
         let tok_path = find("tokenizer.json")?;
-        let cfg_path = find("/config.json").or_else(|_| find("config.json"))?;
+        let cfg_path = find("config.json")?;
         let stm_path = find("special_tokens_map.json")?;
         let tcfg_path = find("tokenizer_config.json")?;
         let env = ort_environment(&models.runtime_library()?)?;
@@ -102,7 +109,10 @@ impl OnnxEmbedder {
             tokenizer_config_file: read(&tcfg_path)?,
         };
         let model = UserDefinedEmbeddingModel::new(read(&onnx_path)?, tokenizer_files)
-            .with_pooling(Pooling::Mean)
+            .with_pooling(match entry.pooling {
+                crate::models::Pooling::Mean => Pooling::Mean,
+                crate::models::Pooling::Cls => Pooling::Cls,
+            })
             // The graph quantizes activations itself, per row (scripts/derive-embedder.py), so a
             // text's vector does not depend on its batch; fastembed must not quantize again.
             .with_quantization(QuantizationMode::None);
@@ -131,8 +141,10 @@ impl OnnxEmbedder {
         trim_heap();
         let counter = TokenCounter::new(text_embedding.tokenizer.clone(), &tok_path)?;
         Ok(OnnxEmbedder {
-            id: model_id(models, config),
+            id: model_id(entry, config),
             dimensions: entry.dimensions,
+            query_prefix: entry.query_prefix.clone(),
+            passage_prefix: entry.passage_prefix.clone(),
             batch_size: config.batch_size.max(1),
             batch_tokens: config.batch_tokens,
             max_length,
@@ -158,8 +170,8 @@ pub(crate) fn trim_heap() {
 
 /// The identity of the vectors a model makes. They depend on the truncation length too, so it is
 /// part of what index metadata and the embedding cache are checked against.
-pub(crate) fn model_id(models: &Models, config: &EmbedConfig) -> String {
-    format!("{}@{}", models.manifest.embedder.id, config.max_length.max(8))
+pub(crate) fn model_id(entry: &EmbedderEntry, config: &EmbedConfig) -> String {
+    format!("{}@{}", entry.id, config.max_length.max(8))
 }
 
 /// The ONNX embedder, loaded on first use: an indexing run with nothing new to embed never pays
@@ -167,6 +179,7 @@ pub(crate) fn model_id(models: &Models, config: &EmbedConfig) -> String {
 pub struct LazyOnnxEmbedder {
     models: Models,
     config: EmbedConfig,
+    entry: EmbedderEntry,
     id: String,
     loaded: Mutex<Option<std::sync::Arc<OnnxEmbedder>>>,
     /// The tokenizer alone, for chunking: a run whose chunks are all cached loads no ONNX session.
@@ -174,15 +187,20 @@ pub struct LazyOnnxEmbedder {
 }
 
 impl LazyOnnxEmbedder {
-    /// An embedder for the models' embedding model with these run-time settings; nothing is loaded until first use.
-    pub fn new(models: Models, settings: &crate::Settings) -> LazyOnnxEmbedder {
-        LazyOnnxEmbedder::with(models, settings.embed.clone())
-    }
-
-    /// [`LazyOnnxEmbedder::new`] with the `[embed]` section alone.
-    pub(crate) fn with(models: Models, config: EmbedConfig) -> LazyOnnxEmbedder {
-        let id = model_id(&models, &config);
-        LazyOnnxEmbedder { models, config, id, loaded: Mutex::new(None), counter: std::sync::OnceLock::new() }
+    /// An embedder for the embedding model `[embed] model` names, with these run-time settings;
+    /// nothing is loaded until first use. Fails only when the manifest lists no such model.
+    pub fn new(models: Models, settings: &crate::Settings) -> Result<LazyOnnxEmbedder> {
+        let config = settings.embed.clone();
+        let entry = models.manifest.embedder_named(config.model.as_deref())?.clone();
+        let id = model_id(&entry, &config);
+        Ok(LazyOnnxEmbedder {
+            models,
+            config,
+            entry,
+            id,
+            loaded: Mutex::new(None),
+            counter: std::sync::OnceLock::new(),
+        })
     }
 
     fn get(&self) -> Result<std::sync::Arc<OnnxEmbedder>> {
@@ -202,11 +220,15 @@ impl Embedder for LazyOnnxEmbedder {
     }
 
     fn dimensions(&self) -> usize {
-        self.models.manifest.embedder.dimensions
+        self.entry.dimensions
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
         self.get()?.embed(texts)
+    }
+
+    fn embed_query(&self, query: &str) -> Result<Vec<f32>> {
+        self.get()?.embed_query(query)
     }
 
     fn release(&self) {
@@ -216,7 +238,7 @@ impl Embedder for LazyOnnxEmbedder {
 
     fn count_tokens(&self, text: &str) -> usize {
         // A model that cannot load fails the run at `embed`, with its own error.
-        match self.counter.get_or_init(|| TokenCounter::load(&self.models).ok()) {
+        match self.counter.get_or_init(|| TokenCounter::load(&self.models, &self.entry).ok()) {
             Some(counter) => counter.count(text),
             None => approx_tokens(text),
         }
@@ -245,6 +267,29 @@ impl Embedder for OnnxEmbedder {
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        self.embed_with(&self.passage_prefix, texts)
+    }
+
+    fn embed_query(&self, query: &str) -> Result<Vec<f32>> {
+        let mut v = self.embed_with(&self.query_prefix, &[query])?;
+        v.pop().ok_or_else(|| Error::Inference("the embedder returned no vector".into()))
+    }
+
+    fn count_tokens(&self, text: &str) -> usize {
+        self.counter.count(text)
+    }
+}
+
+impl OnnxEmbedder {
+    /// Embeds `texts`, each after `prefix` (the model's query or passage instruction).
+    fn embed_with(&self, prefix: &str, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        let prefixed: Vec<String>;
+        let texts: Vec<&str> = if prefix.is_empty() {
+            texts.to_vec()
+        } else {
+            prefixed = texts.iter().map(|t| format!("{prefix}{t}")).collect();
+            prefixed.iter().map(String::as_str).collect()
+        };
         let clipped: Vec<&str> = texts.iter().map(|t| clip(t, self.max_chars)).collect();
         // With [CLS] and [SEP], as the model sees them after truncation.
         let tokens: Vec<usize> = clipped.iter().map(|t| (self.count_tokens(t) + 2).min(self.max_length)).collect();
@@ -275,10 +320,6 @@ impl Embedder for OnnxEmbedder {
             }
         }
         Ok(out)
-    }
-
-    fn count_tokens(&self, text: &str) -> usize {
-        self.counter.count(text)
     }
 }
 

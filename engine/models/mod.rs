@@ -65,7 +65,8 @@ impl Models {
     /// found by looking that another user can write to is passed over, and named.
     pub fn locate() -> Result<Models> {
         let env = |name: &str| std::env::var_os(name);
-        if let Some(dir) = env("ENGINE_MODELS_DIR") {
+        // Set but empty counts as unset, as for other search-path variables.
+        if let Some(dir) = env("ENGINE_MODELS_DIR").filter(|d| !d.is_empty()) {
             return Models::open(Path::new(&dir));
         }
         let mut refused = Vec::new();

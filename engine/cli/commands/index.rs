@@ -91,7 +91,7 @@ pub(crate) fn with_progress(
     for why in &models.refused {
         eprintln!("engine: {why}");
     }
-    let embedder = crate::embed::LazyOnnxEmbedder::new(models, settings);
+    let embedder = crate::embed::LazyOnnxEmbedder::new(models, settings)?;
     let terminal = std::io::stderr().is_terminal() && !quiet;
     let bar = terminal.then(|| {
         let b = indicatif::ProgressBar::new(0);
