@@ -19,6 +19,10 @@ use std::path::{Path, PathBuf};
 pub enum Kind {
     /// Markdown (`.md`, `.markdown`, `.mdx`): chunked by heading.
     Markdown,
+    /// reStructuredText (`.rst`, `.rest`): chunked by section title.
+    Rst,
+    /// AsciiDoc (`.adoc`, `.asciidoc`): chunked by section title.
+    AsciiDoc,
     /// Source code in one of the [`Lang`]s: chunked by definition.
     Code,
     /// JSON or JSONL memory records: one chunk per record.
@@ -32,6 +36,8 @@ impl Kind {
     pub fn as_str(self) -> &'static str {
         match self {
             Kind::Markdown => "markdown",
+            Kind::Rst => "rst",
+            Kind::AsciiDoc => "asciidoc",
             Kind::Code => "code",
             Kind::Memory => "memory",
             Kind::Text => "text",
@@ -96,7 +102,7 @@ impl Lang {
 /// Text-like extensions indexed as plain text. Files of any other unknown type are indexed as
 /// plain text too when their content is text (see [`plain_text`]).
 const TEXT_EXTENSIONS: &[&str] =
-    &["txt", "rst", "adoc", "org", "toml", "yaml", "yml", "ini", "cfg", "sh", "sql", "html", "css"];
+    &["txt", "org", "toml", "yaml", "yml", "ini", "cfg", "sh", "sql", "html", "css"];
 
 /// Files written by tools, not people: lockfiles, source maps, minified bundles, vector images.
 /// Their text only adds noise to a search.
@@ -331,6 +337,12 @@ fn classify(rel: &str) -> Option<(Kind, Option<Lang>)> {
     let ext = lower.rsplit_once('.').map(|(_, e)| e).unwrap_or("");
     if matches!(ext, "md" | "markdown" | "mdx") {
         return Some((Kind::Markdown, None));
+    }
+    if matches!(ext, "rst" | "rest") {
+        return Some((Kind::Rst, None));
+    }
+    if matches!(ext, "adoc" | "asciidoc") {
+        return Some((Kind::AsciiDoc, None));
     }
     if let Some(lang) = Lang::from_path(&lower) {
         return Some((Kind::Code, Some(lang)));
