@@ -631,7 +631,8 @@ async def fetch(url,
         );
         let c = run("app.py", &src, 120);
         crate::chunk::assert_ranges_honest(&src, &c);
-        let own: Vec<String> = c.iter().filter(|c| c.title == "App").map(|c| format!("{}-{}", c.start_line, c.end_line)).collect();
+        let own: Vec<String> =
+            c.iter().filter(|c| c.title == "App").map(|c| format!("{}-{}", c.start_line, c.end_line)).collect();
         assert_eq!(own, ["1-2", "46-46", "90-90"], "{:?}", titles(&c));
     }
 
