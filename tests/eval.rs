@@ -197,3 +197,52 @@ fn beir_candidate_lines_carry_each_leg_and_the_grades() {
     assert!(hits.iter().filter(|h| h["doc"] != "d1").all(|h| h["grade"] == 0));
     assert!(q["intent"]["probabilities"].is_array());
 }
+
+/// golden/README.md's "Evaluate your own project", run as written (its commands are read from the
+/// README, so the two cannot drift) on a copy of sample/ with `engine` on the PATH.
+#[test]
+fn the_readme_example_evaluates_a_project_with_its_own_index_and_never_indexes_the_set() {
+    let readme = std::fs::read_to_string(root().join("golden/README.md")).unwrap();
+    let example = readme
+        .split("<!-- example: own project -->\n```sh\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n```").next())
+        .expect("golden/README.md has the example");
+    let project = crate::common::sample_copy();
+    let tools = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(crate::common::bin(), tools.path().join("engine")).unwrap();
+    let cache = tools.path().join("cache");
+    let path = format!("{}:{}", tools.path().display(), std::env::var("PATH").unwrap_or_default());
+    let out = Command::new("bash")
+        .args(["-euo", "pipefail", "-c", example])
+        .current_dir(project.path())
+        .env("PATH", path)
+        .env("XDG_CACHE_HOME", &cache)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("### myproject (all, 3 queries)"), "{stdout}");
+    assert!(stdout.contains("1 of 1 thresholds met"), "{stdout}");
+    assert!(stderr.contains("searching the project's own index"), "{stderr}");
+    assert!(!cache.join("engine/golden").exists(), "the project was indexed again into the cache");
+
+    // The set's own text is in no index: its query words find the project's files only.
+    let index = project.path().join(".engine");
+    let (code, out, err) = crate::common::engine(
+        &[
+            "search",
+            "rotate signing key memcached exponential backoff",
+            "--json",
+            "-k",
+            "50",
+            "--index",
+            index.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(code, 0, "{err}");
+    let hits = json(&out)["results"].as_array().unwrap().clone();
+    assert!(!hits.is_empty());
+    assert!(hits.iter().all(|h| !h["path"].as_str().unwrap().starts_with("golden/")), "{hits:?}");
+}

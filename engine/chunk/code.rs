@@ -402,15 +402,15 @@ impl Emitter<'_> {
     }
 
     /// Packs each range line by line (blank edge lines trimmed) into chunks with this title and
-    /// these symbols; ranges are packed together only when `join` (a container's scattered head).
-    fn pack_lines(&mut self, ranges: &[(usize, usize)], title: &str, symbols: &[String], join: bool) {
-        // Stray closing braces are noise in module-level and container-head chunks only.
-        let trim_braces = join || symbols.is_empty();
+    /// these symbols. Ranges are never packed together: a chunk's line range must say where its
+    /// text is, and the pieces of a container's head (its header, a field between two methods,
+    /// its closing lines) can lie hundreds of lines apart. `braces`: stray closing braces are
+    /// trimmed too (noise in module-level and container-head chunks).
+    fn pack_lines(&mut self, ranges: &[(usize, usize)], title: &str, symbols: &[String], braces: bool) {
         let blank = |n: usize| {
             let t = self.lines[n].trim();
-            t.is_empty() || (trim_braces && (t == "}" || t == "};"))
+            t.is_empty() || (braces && (t == "}" || t == "};"))
         };
-        let mut groups: Vec<Vec<Unit>> = Vec::new();
         for &(mut lo, mut hi) in ranges {
             while lo <= hi && blank(lo) {
                 lo += 1;
@@ -422,13 +422,7 @@ impl Emitter<'_> {
                 continue;
             }
             let units = (lo..=hi).map(|n| Unit { text: self.lines[n].to_string(), start_line: n + 1, end_line: n + 1 });
-            match (join, groups.last_mut()) {
-                (true, Some(g)) => g.extend(units),
-                _ => groups.push(units.collect()),
-            }
-        }
-        for units in groups {
-            for w in pack(units, self.config, self.count, "\n") {
+            for w in pack(units.collect(), self.config, self.count, "\n") {
                 self.out.push(Chunk {
                     title: title.to_string(),
                     text: w.text,
@@ -527,7 +521,7 @@ pub fn chunk(doc: &Document, config: &ChunkConfig, count: Counter) -> Vec<Chunk>
         gaps.push((cursor, lines.len() - 1));
     }
     let file = doc.file_name().to_string();
-    e.pack_lines(&gaps, &file, &[], false);
+    e.pack_lines(&gaps, &file, &[], true);
     for d in &defs {
         e.def(d, "");
     }
@@ -621,9 +615,25 @@ async def fetch(url,
         assert!(c[1].symbols.contains(&"size".to_string()));
         assert!(!c[1].symbols.contains(&"not_a_function".to_string()));
         let c = run("cache.py", src, 20);
+        crate::chunk::assert_ranges_honest(src, &c);
         let t = titles(&c);
         assert!(t.contains(&"Cache.size:12-14".to_string()), "{t:?}");
         assert!(t.contains(&"Cache.__init__:9-10".to_string()), "{t:?}");
+    }
+
+    #[test]
+    fn a_big_classs_scattered_head_is_never_one_chunk_spanning_its_methods() {
+        // A class over budget: its header, a field between two long methods and its last field
+        // are the class's own text; one chunk of them would claim every line in between.
+        let body: String = (0..40).map(|i| format!("        x{i} = compute({i})\n")).collect();
+        let src = format!(
+            "class App:\n    \"\"\"The app.\"\"\"\n\n    def one(self):\n{body}\n    request_class = Request\n\n    def two(self):\n{body}\n    response_class = Response\n"
+        );
+        let c = run("app.py", &src, 120);
+        crate::chunk::assert_ranges_honest(&src, &c);
+        let own: Vec<String> =
+            c.iter().filter(|c| c.title == "App").map(|c| format!("{}-{}", c.start_line, c.end_line)).collect();
+        assert_eq!(own, ["1-2", "46-46", "90-90"], "{:?}", titles(&c));
     }
 
     #[test]

@@ -1,7 +1,9 @@
-//! Markdown: one section per heading, titled with its heading path ("Setup > Models"); long
-//! sections are packed from paragraphs, and a fenced code block is never split at a blank line.
+//! Markdown: one section per ATX heading (`## Models`), titled with its heading path
+//! ("Setup > Models") by [`super::sections`]; a fenced code block hides the `#` lines inside it and
+//! is never split at a blank line.
 
-use super::{pack, paragraphs, Chunk, Counter};
+use super::sections::{self, Heading, Outline};
+use super::{Chunk, Counter};
 use crate::config::ChunkConfig;
 use crate::ingest::Document;
 
@@ -27,45 +29,24 @@ fn heading(line: &str) -> Option<(usize, &str)> {
     Some((level, rest.trim().trim_end_matches('#').trim()))
 }
 
-/// Chunks a markdown document by heading section; text before the first heading gets the default title.
-pub fn chunk(doc: &Document, config: &ChunkConfig, count: Counter) -> Vec<Chunk> {
-    // (heading path, first line number, lines)
-    let mut sections: Vec<(Vec<String>, usize, Vec<&str>)> = vec![(Vec::new(), 1, Vec::new())];
-    let mut stack: Vec<(usize, String)> = Vec::new();
+/// The headings of a Markdown text, fenced blocks aside.
+fn outline(text: &str) -> Outline {
+    let mut headings = Vec::new();
     let mut in_fence = false;
-    for (i, line) in doc.text.lines().enumerate() {
+    for (i, line) in text.lines().enumerate() {
         if is_fence(line) {
             in_fence = !in_fence;
         }
-        if !in_fence {
-            if let Some((level, text)) = heading(line) {
-                stack.retain(|(l, _)| *l < level);
-                stack.push((level, text.to_string()));
-                sections.push((stack.iter().map(|(_, t)| t.clone()).collect(), i + 1, Vec::new()));
-            }
-        }
-        sections.last_mut().expect("one section").2.push(line);
-    }
-    let fallback = doc.default_title();
-    let mut out = Vec::new();
-    for (path, first, lines) in sections {
-        let has_body = lines.iter().skip(usize::from(!path.is_empty())).any(|l| !l.trim().is_empty());
-        if !has_body {
-            continue;
-        }
-        let title = if path.is_empty() { fallback.clone() } else { path.join(" > ") };
-        let units = paragraphs(&lines.join("\n"), first, &is_fence);
-        for w in pack(units, config, count, "\n\n") {
-            out.push(Chunk {
-                title: title.clone(),
-                text: w.text,
-                start_line: w.start_line,
-                end_line: w.end_line,
-                ..Chunk::default()
-            });
+        if let Some((level, title)) = heading(line).filter(|_| !in_fence) {
+            headings.push(Heading { line: i, level, title: title.to_string() });
         }
     }
-    out
+    Outline { headings, decorations: Vec::new() }
+}
+
+/// Chunks a markdown document by heading section; text before the first heading gets the default title.
+pub fn chunk(doc: &Document, config: &ChunkConfig, count: Counter) -> Vec<Chunk> {
+    sections::chunk(doc, &outline(&doc.text), &is_fence, config, count)
 }
 
 #[cfg(test)]
@@ -83,5 +64,6 @@ mod tests {
         assert_eq!(titles, ["a.md", "Setup", "Setup > Models", "Usage"]);
         assert!(chunks[2].text.contains("# not a heading"));
         assert_eq!((chunks[2].start_line, chunks[2].end_line), (5, 9));
+        crate::chunk::assert_ranges_honest(text, &chunks);
     }
 }

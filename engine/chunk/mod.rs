@@ -1,19 +1,23 @@
-//! Chunking: one chunker per kind of document (markdown, code, JSON memory records, plain text),
+//! Chunking: one chunker per kind of document (Markdown, reStructuredText and AsciiDoc by section
+//! through [`sections`], code, JSON memory records, plain text),
 //! all producing [`Chunk`]s within a token budget. Budgets are counted with the embedding model's
 //! tokenizer, so a chunk is what the model actually sees. [`pack`] is the one packing routine every
 //! chunker uses: it fills windows with units (paragraphs, blocks, lines) in order, splits units that
 //! alone exceed the budget, and carries trailing units into the next window as overlap.
 
+pub mod asciidoc;
 pub mod code;
 pub mod markdown;
 pub mod memory;
+pub mod rst;
+mod sections;
 pub mod text;
 
 use crate::config::ChunkConfig;
 use crate::ingest::{Document, Kind};
 
 /// Bump when chunk boundaries change, so indexes built by older chunkers are rebuilt.
-pub(crate) const CHUNKER_VERSION: u32 = 2;
+pub(crate) const CHUNKER_VERSION: u32 = 3;
 
 /// A piece of a document: what is indexed, embedded and returned.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -41,6 +45,8 @@ pub(crate) type Counter<'a> = &'a (dyn Fn(&str) -> usize + Sync);
 pub fn chunk_document(doc: &Document, config: &ChunkConfig, count: Counter) -> Vec<Chunk> {
     let mut chunks = match doc.kind {
         Kind::Markdown => markdown::chunk(doc, config, count),
+        Kind::Rst => rst::chunk(doc, config, count),
+        Kind::AsciiDoc => asciidoc::chunk(doc, config, count),
         Kind::Code => code::chunk(doc, config, count),
         Kind::Memory => memory::chunk(doc, config, count),
         Kind::Text => text::chunk(doc, config, count),
@@ -168,6 +174,32 @@ fn explode(unit: Unit, budget: usize, count: Counter, out: &mut Vec<(Unit, usize
             explode(Unit { text: p, ..unit.clone() }, budget, count, out);
         } else {
             out.push((Unit { text: p, ..unit.clone() }, t));
+        }
+    }
+}
+
+/// Asserts that each chunk's line range says where its text is: the range's first and last lines
+/// hold text of the chunk, and every line of the chunk is found in the range, in order.
+#[cfg(test)]
+pub(crate) fn assert_ranges_honest(source: &str, chunks: &[Chunk]) {
+    let lines: Vec<&str> = source.lines().collect();
+    for c in chunks {
+        let range = &lines[c.start_line - 1..c.end_line];
+        let mut at = 0;
+        for line in c.text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+            let found = range[at..].iter().position(|l| l.contains(line));
+            let found = found.unwrap_or_else(|| panic!("{line:?} not in lines {}-{}", c.start_line, c.end_line));
+            at += found;
+        }
+        for edge in [range[0], range[range.len() - 1]] {
+            let edge = edge.trim();
+            assert!(
+                !edge.is_empty() && c.text.lines().any(|l| !l.trim().is_empty() && edge.contains(l.trim())),
+                "lines {}-{} of {:?}: the edge line {edge:?} is not in its text",
+                c.start_line,
+                c.end_line,
+                c.title
+            );
         }
     }
 }

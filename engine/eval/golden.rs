@@ -17,7 +17,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 /// The file that defines a set, inside its directory.
-pub const SET_FILE: &str = "set.toml";
+pub const SET_FILE: &str = crate::ingest::GOLDEN_SET_FILE;
 /// The thresholds file, next to the sets.
 pub const THRESHOLDS_FILE: &str = "thresholds.toml";
 

@@ -26,6 +26,14 @@ pub fn cache_index_dir(kind: &str, corpus: &Path) -> PathBuf {
     base.join("engine").join(kind).join(format!("{name}-{tag}"))
 }
 
+/// The project's own index when `corpus` is a project that has one (`corpus/.engine`, trusted):
+/// evaluating one's own project searches what `engine index` built rather than embedding the
+/// whole project again into the cache.
+pub fn project_index(corpus: &Path) -> Option<PathBuf> {
+    let own = std::path::absolute(corpus).ok()?.join(".engine");
+    crate::index::store::find_index(corpus).index.filter(|found| *found == own)
+}
+
 pub(crate) type Qrels = BTreeMap<String, HashMap<String, i32>>;
 
 /// Reads qrels: `query-id corpus-id score` (BEIR, an optional header) or `qid 0 docid score`

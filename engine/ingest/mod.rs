@@ -19,6 +19,10 @@ use std::path::{Path, PathBuf};
 pub enum Kind {
     /// Markdown (`.md`, `.markdown`, `.mdx`): chunked by heading.
     Markdown,
+    /// reStructuredText (`.rst`, `.rest`): chunked by section title.
+    Rst,
+    /// AsciiDoc (`.adoc`, `.asciidoc`): chunked by section title.
+    AsciiDoc,
     /// Source code in one of the [`Lang`]s: chunked by definition.
     Code,
     /// JSON or JSONL memory records: one chunk per record.
@@ -32,6 +36,8 @@ impl Kind {
     pub fn as_str(self) -> &'static str {
         match self {
             Kind::Markdown => "markdown",
+            Kind::Rst => "rst",
+            Kind::AsciiDoc => "asciidoc",
             Kind::Code => "code",
             Kind::Memory => "memory",
             Kind::Text => "text",
@@ -95,8 +101,7 @@ impl Lang {
 
 /// Text-like extensions indexed as plain text. Files of any other unknown type are indexed as
 /// plain text too when their content is text (see [`plain_text`]).
-const TEXT_EXTENSIONS: &[&str] =
-    &["txt", "rst", "adoc", "org", "toml", "yaml", "yml", "ini", "cfg", "sh", "sql", "html", "css"];
+const TEXT_EXTENSIONS: &[&str] = &["txt", "org", "toml", "yaml", "yml", "ini", "cfg", "sh", "sql", "html", "css"];
 
 /// Files written by tools, not people: lockfiles, source maps, minified bundles, vector images.
 /// Their text only adds noise to a search.
@@ -332,6 +337,12 @@ fn classify(rel: &str) -> Option<(Kind, Option<Lang>)> {
     if matches!(ext, "md" | "markdown" | "mdx") {
         return Some((Kind::Markdown, None));
     }
+    if matches!(ext, "rst" | "rest") {
+        return Some((Kind::Rst, None));
+    }
+    if matches!(ext, "adoc" | "asciidoc") {
+        return Some((Kind::AsciiDoc, None));
+    }
     if let Some(lang) = Lang::from_path(&lower) {
         return Some((Kind::Code, Some(lang)));
     }
@@ -414,8 +425,9 @@ pub(crate) fn scan_dir(
             .ignore(true)
             .require_git(false)
             .filter_entry(move |e| {
-                !(index_id.is_some() && e.file_type().is_some_and(|t| t.is_dir()))
-                    || e.metadata().map_or(true, |m| Some(identity(&m)) != index_id)
+                let dir = e.file_type().is_some_and(|t| t.is_dir());
+                !(dir && golden_set_dir(e.path()))
+                    && (!(index_id.is_some() && dir) || e.metadata().map_or(true, |m| Some(identity(&m)) != index_id))
             })
             .build();
         for entry in walker {
@@ -430,6 +442,17 @@ pub(crate) fn scan_dir(
     scan.documents.sort_by(|a, b| a.id.cmp(&b.id));
     scan.unchanged.sort();
     Ok(scan)
+}
+
+/// The file that defines a golden set (`engine eval`), inside its directory.
+pub const GOLDEN_SET_FILE: &str = "set.toml";
+
+/// Whether `dir` holds a golden set: a `set.toml` with queries (golden/README.md). Its queries
+/// and judgments are about the project, not of it: indexed, a set's own query text would be the
+/// best hit for every query it holds.
+fn golden_set_dir(dir: &Path) -> bool {
+    let Ok(text) = std::fs::read_to_string(dir.join(GOLDEN_SET_FILE)) else { return false };
+    toml::from_str::<toml::Table>(&text).is_ok_and(|t| t.get("query").is_some_and(toml::Value::is_array))
 }
 
 /// The directories a scan walks: the root, and the hidden directories `[index] hidden_include`

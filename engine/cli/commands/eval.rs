@@ -213,13 +213,13 @@ impl<'a> GoldenRun<'a> {
                 crate::Error::InvalidInput(format!("--split {s:?}: golden sets have all, dev and held-out"))
             })?,
         };
+        // Beside the sets; for one set, in its directory or beside it.
         let threshold_file = thresholds.or_else(|| {
-            let dir = if root.join(golden::SET_FILE).is_file() {
-                root.parent().map(Path::to_path_buf)
-            } else {
-                Some(root.clone())
-            };
-            dir.map(|d| d.join(golden::THRESHOLDS_FILE)).filter(|p| p.is_file())
+            let mut dirs = vec![root.clone()];
+            if root.join(golden::SET_FILE).is_file() {
+                dirs.extend(root.parent().map(Path::to_path_buf));
+            }
+            dirs.into_iter().map(|d| d.join(golden::THRESHOLDS_FILE)).find(|p| p.is_file())
         });
         let limits = threshold_file.as_deref().map(golden::read_thresholds).transpose()?;
         Ok(GoldenRun { root, split, modes, threshold_file, limits, settings })
@@ -262,8 +262,17 @@ impl<'a> GoldenRun<'a> {
     fn run_set(&self, set: &GoldenSet, opts: &Output, results: &mut GoldenResults) -> Result<()> {
         let modes = self.modes_for(set, opts);
         set.prepare(&self.settings.capture)?;
-        let dir = cache_index_dir("golden", &set.corpus);
-        with_progress(&dir, &Source::Dir(std::path::absolute(&set.corpus)?), self.settings, false, true)?;
+        let corpus = std::fs::canonicalize(&set.corpus)?;
+        // A set over one's own project searches the project's index, brought up to date as
+        // `engine index` would; any other corpus is indexed into the cache.
+        let dir = match eval::project_index(&corpus) {
+            Some(own) => {
+                eprintln!("engine: {}: searching the project's own index {}", set.name, own.display());
+                own
+            }
+            None => cache_index_dir("golden", &corpus),
+        };
+        with_progress(&dir, &Source::Dir(corpus), self.settings, false, true)?;
         let engine = Engine::builder(&dir).settings(self.settings.clone()).bm25_fallback().open()?;
         if opts.features.is_some() {
             results.features.extend(golden::features(&engine, set)?);
