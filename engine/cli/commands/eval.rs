@@ -8,7 +8,7 @@ use crate::config::{Settings, SettingsLayer};
 use crate::eval::golden::{self, GateCheck, GoldenSet, Split, Thresholds};
 use crate::eval::{self, cache_index_dir, Report, RunMode};
 use crate::ingest::Source;
-use crate::Engine;
+use crate::{Engine, IndexReport};
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 
@@ -141,6 +141,18 @@ struct Collection<'a> {
     index: Option<PathBuf>,
 }
 
+/// Brings an index `engine eval` keeps in its cache up to date. One another chunker, schema or
+/// model built is rebuilt rather than refused: it is the eval's own cache, not the user's index.
+fn refresh_cache(dir: &Path, source: &Source, settings: &Settings, quiet: bool) -> Result<IndexReport> {
+    match with_progress(dir, source, settings, false, quiet) {
+        Err(e) if matches!(e.downcast_ref::<crate::Error>(), Some(crate::Error::IndexIncompatible { .. })) => {
+            eprintln!("engine: {} was built by another engine or model; rebuilding it", dir.display());
+            with_progress(dir, source, settings, true, quiet)
+        }
+        other => other,
+    }
+}
+
 /// Indexes a BEIR collection (reusing an unchanged index) and runs its queries in each mode.
 fn beir_report(c: &Collection, settings: &Settings, modes: &[RunMode], opts: &Output) -> Result<Report> {
     let split = match &c.split {
@@ -151,7 +163,11 @@ fn beir_report(c: &Collection, settings: &Settings, modes: &[RunMode], opts: &Ou
     let queries = eval::read_queries(&c.dir.join("queries.jsonl"))?;
     let qrels = eval::read_qrels_for(&c.dir.join("qrels").join(format!("{split}.tsv")), Some(&queries))?;
     let dir = c.index.clone().unwrap_or_else(|| cache_index_dir("beir", c.dir));
-    let indexed = with_progress(&dir, &Source::Beir(std::path::absolute(c.dir)?), settings, false, opts.json)?;
+    let source = Source::Beir(std::path::absolute(c.dir)?);
+    let indexed = match &c.index {
+        Some(_) => with_progress(&dir, &source, settings, false, opts.json)?,
+        None => refresh_cache(&dir, &source, settings, opts.json)?,
+    };
     if indexed.files_changed + indexed.files_removed > 0 {
         eprintln!("engine: indexed {} documents into {}", indexed.files_changed, dir.display());
     }
@@ -268,11 +284,15 @@ impl<'a> GoldenRun<'a> {
         let dir = match eval::project_index(&corpus) {
             Some(own) => {
                 eprintln!("engine: {}: searching the project's own index {}", set.name, own.display());
+                with_progress(&own, &Source::Dir(corpus), self.settings, false, true)?;
                 own
             }
-            None => cache_index_dir("golden", &corpus),
+            None => {
+                let dir = cache_index_dir("golden", &corpus);
+                refresh_cache(&dir, &Source::Dir(corpus), self.settings, true)?;
+                dir
+            }
         };
-        with_progress(&dir, &Source::Dir(corpus), self.settings, false, true)?;
         let engine = Engine::builder(&dir).settings(self.settings.clone()).bm25_fallback().open()?;
         if opts.features.is_some() {
             results.features.extend(golden::features(&engine, set)?);
