@@ -10,7 +10,7 @@ use std::path::PathBuf;
 #[non_exhaustive]
 pub enum Error {
     /// A model or runtime file is absent or unreadable.
-    #[error("model file {path} is missing or unreadable: {reason} (run scripts/fetch-models.sh)")]
+    #[error("model file {path} is missing or unreadable: {reason} (run `engine models install`, or scripts/fetch-models.sh in a checkout)")]
     ModelMissing {
         /// The file looked for.
         path: PathBuf,
@@ -19,7 +19,7 @@ pub enum Error {
     },
 
     /// A model or runtime file exists but could not be loaded (corrupt, wrong format, wrong ABI).
-    #[error("could not load {path}: {reason} (the file looks corrupt; run scripts/fetch-models.sh to reinstall it)")]
+    #[error("could not load {path}: {reason} (the file looks corrupt; run `engine models install`, or scripts/fetch-models.sh in a checkout, to reinstall it)")]
     ModelLoad {
         /// The file that failed to load.
         path: PathBuf,
@@ -28,7 +28,7 @@ pub enum Error {
     },
 
     /// No models directory was found.
-    #[error("no models directory found (looked in: {searched}); run scripts/fetch-models.sh (with --dest ~/.local/share/engine/models for programs outside this checkout) or set ENGINE_MODELS_DIR")]
+    #[error("no models directory found (looked in: {searched}); run `engine models install` (or scripts/fetch-models.sh in a checkout) or set ENGINE_MODELS_DIR")]
     ModelsDirNotFound {
         /// Every place looked in, in order, separated by `; `.
         searched: String,

@@ -101,15 +101,6 @@ fn search_prints_the_same_with_and_without_the_warm_daemon() {
     let _ = daemon.wait();
 }
 
-fn prompt(cwd: &Path, text: &str) -> Vec<u8> {
-    serde_json::json!({
-        "hook_event_name": "UserPromptSubmit", "prompt": text, "cwd": cwd,
-        "session_id": "s1", "transcript_path": "/tmp/t.jsonl"
-    })
-    .to_string()
-    .into_bytes()
-}
-
 #[test]
 fn a_connection_that_sends_nothing_does_not_hold_up_prompts_or_searches() {
     let p = project("[hook]\nidle_timeout_s = 120\ndeadline_ms = 600000\n");

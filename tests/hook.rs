@@ -20,15 +20,6 @@ fn project(config: &str) -> tempfile::TempDir {
 /// In process, with a deadline no loaded machine reaches: answers come from the full engine.
 const IN_PROCESS: &str = "[hook]\ndaemon = false\ndeadline_ms = 600000\n";
 
-fn prompt(cwd: &Path, text: &str) -> Vec<u8> {
-    serde_json::json!({
-        "hook_event_name": "UserPromptSubmit", "prompt": text, "cwd": cwd,
-        "session_id": "s1", "transcript_path": "/tmp/t.jsonl"
-    })
-    .to_string()
-    .into_bytes()
-}
-
 fn context_of(stdout: &str) -> String {
     let v = json(stdout);
     assert_eq!(v["hookSpecificOutput"]["hookEventName"], "UserPromptSubmit", "{v}");

@@ -12,6 +12,7 @@ mod eval;
 mod hardening;
 mod hook;
 mod index;
+mod install;
 mod mcp;
 mod memory_cli;
 mod offline;

@@ -51,5 +51,7 @@ fn run(cli: Cli) -> Result<i32> {
         Command::Config(args) => commands::config::run(args, config),
         Command::Memory(args) => commands::memory::run(args, config),
         Command::Embed(args) => commands::embed::run(args, config),
+        Command::Models(args) => commands::models::run(args),
+        Command::Doctor => commands::models::doctor(),
     }
 }

@@ -888,11 +888,7 @@ mod tests {
             });
             // The run is now embedding b.md; its text must already be live.
             started.recv().unwrap();
-            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-            while live_meta(&index).vectors.is_none() {
-                assert!(std::time::Instant::now() < deadline, "the text generation never went live");
-                std::thread::sleep(std::time::Duration::from_millis(10));
-            }
+            wait_until_live(|| live_meta(&index).vectors.is_some());
             let meta = live_meta(&index);
             assert_eq!((meta.vectors, meta.chunks), (Some(1), 2));
             assert!(meta.docs["b.md"].pending && !meta.docs["a.md"].pending);
@@ -912,6 +908,16 @@ mod tests {
         assert!(meta.docs.values().all(|d| !d.pending));
     }
 
+    /// Waits for a run's text generation to go live (`live`), failing after a deadline no
+    /// loaded machine reaches rather than hanging.
+    fn wait_until_live(live: impl Fn() -> bool) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        while !live() {
+            assert!(std::time::Instant::now() < deadline, "the text generation never went live");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+
     /// Issue 38: `engine status` read "0 of 2277" vectors until the end of a run whose bar said 1472.
     #[test]
     fn status_counts_vectors_as_the_run_embeds_them() {
@@ -929,11 +935,7 @@ mod tests {
                 build(&index, &Source::Dir(project.path().into()), &Settings::default(), &embedder, &Default::default())
             });
             started.recv().unwrap();
-            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-            while store::current_generation(&index).unwrap().is_none() {
-                assert!(std::time::Instant::now() < deadline, "the text generation never went live");
-                std::thread::sleep(std::time::Duration::from_millis(10));
-            }
+            wait_until_live(|| store::current_generation(&index).unwrap().is_some());
             let st = crate::index::status(&index).unwrap();
             assert_eq!((st.vectors, st.chunks, st.embedding.map(|e| e.done)), (0, 100, Some(0)), "none embedded yet");
             go.send(true).unwrap();

