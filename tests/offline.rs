@@ -187,7 +187,16 @@ fn nothing_is_written_outside_the_index_directory() {
     assert_eq!(code, 0, "{err}");
     let index = sandbox.index();
     let (code, out, err) = sandbox.run(
-        &["search", "why did we move sessions off memcached?", "--index", index.to_str().unwrap(), "--json"],
+        // In process: a search may start a daemon for the next one, and here the hook's prompt
+        // below is the one that starts it.
+        &[
+            "search",
+            "--no-daemon",
+            "why did we move sessions off memcached?",
+            "--index",
+            index.to_str().unwrap(),
+            "--json",
+        ],
         None,
     );
     assert_eq!(code, 0, "{err}");
