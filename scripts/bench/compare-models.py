@@ -49,6 +49,21 @@ def hooks(model):
     return found
 
 
+LOSO = re.compile(r"^\s+on (\S+): answerable answered (\d+)/(\d+)(?:, no-answer silent (\d+)/(\d+))?(?:, chatter silent (\d+)/(\d+))?")
+
+
+def loso(model):
+    """{set: text} of the hook with the abstention model refitted on the other sets."""
+    found = {}
+    path = os.path.join(out, f"{model}.loso.txt")
+    for line in open(path) if os.path.exists(path) else []:
+        m = LOSO.match(line)
+        if m:
+            n = [int(x) if x else 0 for x in m.groups()[1:]]
+            found[m.group(1)] = f"{n[0]}/{n[1]} · {n[2] + n[4]}/{n[3] + n[5]}"
+    return found
+
+
 def speed(model):
     path = os.path.join(out, f"{model}.speed.txt")
     text = open(path).read() if os.path.exists(path) else ""
@@ -75,6 +90,9 @@ for s in sorted({s for m in models for (s, _) in g[m]}):
 h = {m: hooks(m) for m in models}
 for s in sorted({s for m in models for s in h[m]}):
     row(f"{s} held-out hook: answered · silent · high relevant", [h[m].get(s, "-") for m in models])
+lo = {m: loso(m) for m in models}
+for s in sorted({s for m in models for s in lo[m]}):
+    row(f"{s} (all prompts), abstention refitted leaving it out: answered · silent", [lo[m].get(s, "-") for m in models])
 sp = {m: speed(m) for m in models}
 row("indexing SciFact from scratch, chunks/s", [sp[m][0] for m in models])
 row("one short query embedded, ms", [sp[m][1] for m in models])

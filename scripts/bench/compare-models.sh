@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Every embedder of the models manifest through the whole engine, side by side: the golden sets
-# (each half: ranking in bm25/vector/hybrid and the hook's answered / silent / "high" figures),
+# (each half: ranking in bm25/vector/hybrid and the hook's answered / silent / "high" figures, with
+# the default [abstain] model and with one refitted for the model, leave-one-set-out),
 # SciFact test and CoSQA dev (bm25, vector, hybrid), indexing throughput (SciFact, from scratch)
 # and the time to embed one short query. Each model gets its own cache directory, so its indexes
 # are reused on a later run (the golden and BEIR indexes are built once per model).
@@ -39,11 +40,15 @@ for m in "${models[@]}"; do
   chunks=$("$engine" status --index "$cache/$m/throughput" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["chunks"])')
   python3 -c "print(f'indexing: {$chunks} chunks in {$end-$start:.1f} s = {$chunks/($end-$start):.1f} chunks/s')" | tee "$out/$m.speed.txt"
   # One short query at a time (batch size 1), after a warm-up text.
-  "$engine" embed --config "$cfg" --batch-size 1 "warm up" "${queries[@]}" 2>&1 | head -1 | tee -a "$out/$m.speed.txt"
+  "$engine" embed --config "$cfg" --batch-size 1 "warm up" "${queries[@]}" 2>&1 | sed -n 1p | tee -a "$out/$m.speed.txt"
   "$engine" eval --beir "$data/scifact" --index "$cache/$m/throughput" --split test --modes bm25,vector,hybrid --config "$cfg" --json > "$out/$m.scifact.json"
   "$engine" eval --beir "$data/cosqa-dev" --modes bm25,vector,hybrid --config "$cfg" --json > "$out/$m.cosqa.json"
   # The golden gate's figures for this model: its exit code (thresholds) is reported, not fatal.
-  "$engine" eval --config "$cfg" --json > "$out/$m.golden.json" 2> "$out/$m.golden.err" || echo "golden gate: exit $? (thresholds are fitted to the default model)"
+  "$engine" eval --config "$cfg" --json --features "$out/$m.features.jsonl" > "$out/$m.golden.json" \
+    2> "$out/$m.golden.err" || echo "golden gate: exit $? (thresholds are fitted to the default model)"
   grep "hook path" "$out/$m.golden.err" | sed 's/^engine: hook path: //' > "$out/$m.hook.txt" || true
+  # The abstention model refitted for this model, each set left out in turn (its cosines are on
+  # another scale than the default's, for which [abstain] is fitted).
+  python3 scripts/fit/fit-abstain.py "$out/$m.features.jsonl" > "$out/$m.loso.txt"
 done
 python3 scripts/bench/compare-models.py "$out" "${models[@]}"
