@@ -8,15 +8,6 @@ use std::path::Path;
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
-/// A copy of sample/ with an index and this engine.toml.
-fn project(config: &str) -> tempfile::TempDir {
-    let dir = sample_copy();
-    std::fs::write(dir.path().join("engine.toml"), config).unwrap();
-    let (code, _, err) = engine(&["index", dir.path().to_str().unwrap()], None);
-    assert_eq!(code, 0, "{err}");
-    dir
-}
-
 /// `engine serve` on `index`, in the environment `engine()` gives the commands, once it answers.
 fn serve(index: &Path) -> Child {
     let daemon = Command::new(bin())

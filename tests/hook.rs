@@ -8,15 +8,6 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-/// A copy of sample/ with an index and an engine.toml.
-fn project(config: &str) -> tempfile::TempDir {
-    let dir = sample_copy();
-    std::fs::write(dir.path().join("engine.toml"), config).unwrap();
-    let (code, _, err) = engine(&["index", dir.path().to_str().unwrap()], None);
-    assert_eq!(code, 0, "{err}");
-    dir
-}
-
 /// In process, with a deadline no loaded machine reaches: answers come from the full engine.
 const IN_PROCESS: &str = "[hook]\ndaemon = false\ndeadline_ms = 600000\n";
 

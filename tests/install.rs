@@ -3,23 +3,6 @@
 //! registries, as `scripts/fetch-models.sh` does), found there first, and searched with.
 
 use crate::common::*;
-use std::path::Path;
-use std::process::Command;
-
-/// Runs `exe` as a user whose home is `home` (no XDG_DATA_HOME, no ENGINE_MODELS_DIR).
-fn as_user(exe: &Path, home: &Path, args: &[&str], cwd: &Path) -> (i32, String, String) {
-    let out = Command::new(exe)
-        .args(args)
-        .current_dir(cwd)
-        .env("HOME", home)
-        .env_remove("XDG_DATA_HOME")
-        .env_remove("ENGINE_MODELS_DIR")
-        .env_remove("ORT_DYLIB_PATH")
-        .output()
-        .unwrap();
-    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-    (out.status.code().unwrap_or(-1), text(&out.stdout), text(&out.stderr))
-}
 
 #[test]
 fn a_binary_outside_the_checkout_installs_its_models_and_answers_hybrid_searches() {
@@ -33,20 +16,20 @@ fn a_binary_outside_the_checkout_installs_its_models_and_answers_hybrid_searches
     copy_dir(&root().join("sample"), &project);
     let user_models = home.join(".local/share/engine/models");
 
-    let (code, out, err) = as_user(&exe, &home, &["models", "install"], &project);
+    let (code, out, err) = engine_as_user(&exe, &home, &["models", "install"], &project);
     assert_eq!(code, 0, "{out}{err}");
     assert!(user_models.join("models.toml").is_file() && user_models.join("model.onnx").is_file(), "{out}{err}");
     // The per-user directory comes first: the doctor names it, and every required part is there.
-    let (code, out, err) = as_user(&exe, &home, &["doctor"], &project);
+    let (code, out, err) = engine_as_user(&exe, &home, &["doctor"], &project);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains(&format!("models     {}", user_models.display())), "{out}");
     assert!(out.contains("(default): installed") && out.contains("the default embedder loads"), "{out}");
     assert!(out.contains("not installed (optional: engine models install --reranker)"), "{out}");
 
-    let (code, _, err) = as_user(&exe, &home, &["index", "."], &project);
+    let (code, _, err) = engine_as_user(&exe, &home, &["index", "."], &project);
     assert_eq!(code, 0, "{err}");
     let (code, out, err) =
-        as_user(&exe, &home, &["search", "--no-daemon", "--json", "why", "redis", "sessions"], &project);
+        engine_as_user(&exe, &home, &["search", "--no-daemon", "--json", "why", "redis", "sessions"], &project);
     assert_eq!(code, 0, "{err}");
     let resp = json(&out);
     assert_eq!(resp["degraded"], false, "answered from BM25 only: {err}");
@@ -54,7 +37,7 @@ fn a_binary_outside_the_checkout_installs_its_models_and_answers_hybrid_searches
 
     // A damaged file is named by the doctor, with the fix, and exit 3 (models).
     std::fs::write(user_models.join("tokenizer.json"), b"{}").unwrap();
-    let (code, out, err) = as_user(&exe, &home, &["doctor"], &project);
+    let (code, out, err) = engine_as_user(&exe, &home, &["doctor"], &project);
     assert_eq!(code, 3, "{out}{err}");
     assert!(out.contains("tokenizer.json") && err.contains("engine models install"), "{out}{err}");
 }

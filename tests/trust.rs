@@ -39,16 +39,7 @@ fn hostile_models(dir: &Path, mark: &Path) {
 /// Runs the binary as a user without models of their own (an empty HOME, no ENGINE_MODELS_DIR):
 /// it can only find the ones next to it (the checkout's) or, wrongly, the hostile ones.
 fn engine_in(cwd: &Path, home: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(bin())
-        .args(args)
-        .current_dir(cwd)
-        .env("HOME", home)
-        .env_remove("XDG_DATA_HOME")
-        .env_remove("ENGINE_MODELS_DIR")
-        .env_remove("ORT_DYLIB_PATH")
-        .output()
-        .unwrap();
-    (exit_code(out.status), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+    engine_as_user(&bin(), home, args, cwd)
 }
 
 #[test]

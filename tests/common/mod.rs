@@ -130,6 +130,30 @@ pub fn transcripts() -> PathBuf {
 }
 
 /// Runs `engine hook [args]` with `input` on stdin; returns (exit code, stdout, stderr).
+/// A copy of sample/ with an index and this engine.toml.
+pub fn project(config: &str) -> tempfile::TempDir {
+    let dir = sample_copy();
+    std::fs::write(dir.path().join("engine.toml"), config).unwrap();
+    let (code, _, err) = engine(&["index", dir.path().to_str().unwrap()], None);
+    assert_eq!(code, 0, "{err}");
+    dir
+}
+
+/// Runs `exe` in `cwd` as a user whose home is `home` (no XDG_DATA_HOME, ENGINE_MODELS_DIR or
+/// ORT_DYLIB_PATH); returns (exit code, stdout, stderr).
+pub fn engine_as_user(exe: &Path, home: &Path, args: &[&str], cwd: &Path) -> (i32, String, String) {
+    let out = Command::new(exe)
+        .args(args)
+        .current_dir(cwd)
+        .env("HOME", home)
+        .env_remove("XDG_DATA_HOME")
+        .env_remove("ENGINE_MODELS_DIR")
+        .env_remove("ORT_DYLIB_PATH")
+        .output()
+        .unwrap();
+    (exit_code(out.status), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+}
+
 /// A UserPromptSubmit event for `text`, asked in `cwd`.
 pub fn prompt(cwd: &Path, text: &str) -> Vec<u8> {
     serde_json::json!({
