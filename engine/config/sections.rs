@@ -34,6 +34,10 @@ section! {
         threads: Option<usize> = None => Bound::ints(THREADS),
         /// ONNX Runtime's CPU memory arena (off saves little memory and costs speed).
         memory_arena: bool = true,
+        /// ONNX intra-op threads spin while they wait for work: faster batches on an idle
+        /// machine, but a short query then burns every core it was given, which prompts
+        /// answered side by side (the daemon) pay for.
+        spinning: bool = false,
     }
 }
 

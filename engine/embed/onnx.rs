@@ -3,6 +3,7 @@
 //! environment, pooled as the manifest says (mean or `[CLS]`), L2-normalised, with the model's
 //! query and passage prefixes; and its lazy form, which loads the model on first use.
 
+use super::combine::Combiner;
 use super::tokens::{approx_tokens, WordPieceCounter};
 use super::Embedder;
 use crate::config::EmbedConfig;
@@ -23,7 +24,7 @@ pub struct OnnxEmbedder {
     max_length: usize,
     query_prefix: String,
     passage_prefix: String,
-    model: Mutex<TextEmbedding>,
+    model: Combiner<TextEmbedding>,
     counter: TokenCounter,
 }
 
@@ -125,6 +126,8 @@ impl OnnxEmbedder {
         if let Some(threads) = config.threads {
             options = options.with_intra_threads(threads);
         }
+        let spinning = if config.spinning { "1" } else { "0" };
+        options.session_config.push(("session.intra_op.allow_spinning".into(), spinning.into()));
         let text_embedding = TextEmbedding::try_new_from_user_defined(model, options).map_err(|e| {
             let mut reason = e.to_string();
             if reason.contains("MatMulNBits") {
@@ -151,7 +154,7 @@ impl OnnxEmbedder {
             // Indented code can average well over 10 characters per token (whitespace makes no
             // tokens), so the cut leaves 40 per token: never less than the model would see.
             max_chars: max_length * 40,
-            model: Mutex::new(text_embedding),
+            model: Combiner::new(text_embedding),
             counter,
         })
     }
@@ -267,12 +270,11 @@ impl Embedder for OnnxEmbedder {
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
-        self.embed_with(&self.passage_prefix, texts)
+        self.model.with_model(|model| self.embed_with(model, &self.passage_prefix, texts))
     }
 
     fn embed_query(&self, query: &str) -> Result<Vec<f32>> {
-        let mut v = self.embed_with(&self.query_prefix, &[query])?;
-        v.pop().ok_or_else(|| Error::Inference("the embedder returned no vector".into()))
+        self.model.query(query, |model, queries| self.embed_with(model, &self.query_prefix, queries))
     }
 
     fn count_tokens(&self, text: &str) -> usize {
@@ -282,7 +284,7 @@ impl Embedder for OnnxEmbedder {
 
 impl OnnxEmbedder {
     /// Embeds `texts`, each after `prefix` (the model's query or passage instruction).
-    fn embed_with(&self, prefix: &str, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+    fn embed_with(&self, model: &mut TextEmbedding, prefix: &str, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
         let prefixed: Vec<String>;
         let texts: Vec<&str> = if prefix.is_empty() {
             texts.to_vec()
@@ -296,7 +298,6 @@ impl OnnxEmbedder {
         let mut order: Vec<usize> = (0..clipped.len()).collect();
         order.sort_by_key(|&i| std::cmp::Reverse(tokens[i]));
         let mut out = vec![Vec::new(); clipped.len()];
-        let mut model = self.model.lock().unwrap_or_else(|p| p.into_inner());
         let mut start = 0;
         while start < order.len() {
             // Longest first, so the first text of a run sets its padded length.
