@@ -412,6 +412,11 @@ section! {
         notes_per_record: usize = 12 => Bound::ints(1..=100),
         /// At most this many names per edited file in the `changes` record.
         names_per_file: usize = 40 => Bound::ints(COUNT),
+        /// The lines edits added after a session's last compaction (no summary holds them: the
+        /// values, settings and calls a later prompt asks about), at most this many per file…
+        tail_lines_per_file: usize = 20 => Bound::ints(COUNT),
+        /// …and this many in all.
+        tail_lines: usize = 200 => Bound::ints(0..=10_000),
         /// At most this many `task` records (a tracker's view of a task the session worked on)…
         max_tasks: usize = 20 => Bound::ints(COUNT),
         /// …each its tracker's output cut to this many characters.
