@@ -941,6 +941,10 @@ mod tests {
         let e = err("[[query]]\nid = \"q1\"\ntext = \"  \"\n");
         assert!(e.contains("empty text"), "{e}");
         assert!(err("description = \"nothing\"\n").contains("no queries"));
+        let e = err("[[query]]\nid = \"q1\"\ntext = \"x\"\nkind = \"other-words\"\n");
+        assert!(e.contains("OtherWords") && e.contains("does not fit"), "an answerable kind without an answer: {e}");
+        let e = err("[[query]]\nid = \"q1\"\ntext = \"x\"\nkind = \"unrelated\"\nexpect = [\"y\"]\n");
+        assert!(e.contains("Unrelated") && e.contains("does not fit"), "{e}");
         let e = err("[[query]]\nid = \"q1\"\ntext = \"x\"\nintent = \"vibes\"\n");
         assert!(e.contains("vibes"), "{e}");
         write("[[query]]\nid = \"q1\"\ntext = \"x\"\nheld_out = true\nrelevant = { \"a.md\" = 2 }\n[[query]]\nid = \"q2\"\ntext = \"y\"\n");
@@ -979,6 +983,22 @@ mod tests {
         );
         assert!(text.iter().any(|l| l.starts_with("ok   memory hybrid mrr@10")));
         assert!(text.iter().any(|l| l.contains("vector map: mode was not run")));
+        // A transcript set's figures per kind of prompt.
+        let mut hook = HookQuality { after_compaction: 4, after_compaction_answered: 1, ..Default::default() };
+        for (kind, prompts, right) in [("same-words", 10, 9), ("other-words", 8, 2), ("unrelated", 5, 5)] {
+            hook.kinds.insert(kind.into(), KindQuality { prompts, right, ..Default::default() });
+        }
+        assert_eq!(hook.metric("answered_same_words"), Some(0.9));
+        assert_eq!(hook.metric("answered_other_words"), Some(0.25));
+        assert_eq!(hook.metric("silent_unrelated"), Some(1.0));
+        assert_eq!(hook.metric("answered_after_compaction"), Some(0.25));
+        assert_eq!(hook.metric("silent_other_words"), None, "an answerable kind is answered, not silent");
+        assert_eq!(hook.metric("answered_unrelated"), None);
+        std::fs::write(&p, "[t.hook]\nanswered_other_words = 0.3\nsilent_unrelated = 0.9\n").unwrap();
+        let text: Vec<String> =
+            gate("t", &report, &hook, &read_thresholds(&p).unwrap()).iter().map(|c| c.to_string()).collect();
+        assert_eq!(text[0], "FAIL t hook answered_other_words = 0.250 < 0.300 (short by 0.050)", "{text:?}");
+        assert!(text[1].starts_with("ok   t hook silent_unrelated = 1.000"), "{text:?}");
         std::fs::write(&p, "[memory.hybrid]\n\"ndcg@11\" = 0.8\n").unwrap();
         assert!(read_thresholds(&p).unwrap_err().to_string().contains("ndcg@11"));
         std::fs::write(&p, "[memory.fancy]\n\"map\" = 0.8\n").unwrap();
