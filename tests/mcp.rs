@@ -548,6 +548,12 @@ fn an_index_that_appears_or_changes_while_the_server_runs_is_picked_up() {
     assert!(text_of(&fresh).contains("docs/okapi.md"), "{fresh}");
     let got = s.call(5, "get", json!({"path": "docs/okapi.md"}));
     assert!(text_of(&got).contains("warms every morning"), "{got}");
+    // A record by the id the context names it with (record="…").
+    let id = saved["structuredContent"]["id"].as_str().unwrap();
+    let got = s.call(6, "get", json!({"id": id}));
+    assert!(text_of(&got).contains("after the freeze"), "{got}");
+    let missing = s.call(7, "get", json!({"id": "0123456789ab"}));
+    assert!(missing["isError"] == json!(true) && text_of(&missing).contains("no memory record"), "{missing}");
     s.finish();
 }
 

@@ -121,6 +121,9 @@ section! {
         candidates_factor: usize = 3 => Bound::ints(1..=100),
         /// The `extra` of `candidates_factor`.
         candidates_extra: usize = 10 => Bound::ints(0..=*TOP_N.end()),
+        /// Chunks the lexical leg found that have no vector yet (a record captured a moment ago,
+        /// its reindex still embedding) embedded at query time and ranked by the vector leg.
+        embed_fresh: usize = 8 => Bound::ints(0..=*TOP_N.end()),
         /// Characters of a hit's snippet.
         snippet_chars: usize = 240 => Bound::ints(CHARS),
         /// Score factor of a memory record a newer one supersedes, so the newer ranks first.
@@ -332,6 +335,11 @@ section! {
         neighbours: usize = 1 => Bound::ints(COUNT),
         /// Pieces of one long memory record shown together in its entry.
         record_parts: usize = 6 => Bound::ints(1..=100),
+        /// Tokens the medium memory records of a block may take, attributes included: their
+        /// best-ranked pieces (passages) first, whichever record each belongs to. At the default
+        /// the block's own budget binds first (docs/experiments.md, 2026-11-26: a smaller one
+        /// costs answers until ranking puts the answering passage first).
+        record_budget_tokens: usize = 1900 => Bound::ints(BUDGET_TOKENS),
     }
 }
 
@@ -408,6 +416,11 @@ section! {
         notes_per_record: usize = 12 => Bound::ints(1..=100),
         /// At most this many names per edited file in the `changes` record.
         names_per_file: usize = 40 => Bound::ints(COUNT),
+        /// The lines edits added after a session's last compaction (no summary holds them: the
+        /// values, settings and calls a later prompt asks about), at most this many per file…
+        tail_lines_per_file: usize = 20 => Bound::ints(COUNT),
+        /// …and this many in all.
+        tail_lines: usize = 200 => Bound::ints(0..=10_000),
         /// At most this many `task` records (a tracker's view of a task the session worked on)…
         max_tasks: usize = 20 => Bound::ints(COUNT),
         /// …each its tracker's output cut to this many characters.

@@ -121,13 +121,18 @@ fn note(text: &str) -> String {
 }
 
 fn attrs(hit: &Hit, config: &ContextConfig) -> String {
-    let mut a = format!(
-        " confidence=\"{}\" path=\"{}\" lines=\"{}-{}\"",
-        hit.confidence.as_str(),
-        clean(&hit.path, config.path_chars, false),
-        hit.start_line,
-        hit.end_line,
-    );
+    // A record the store named (`<category>-<title>-<id>.json`) is named by its id, which `engine
+    // memory show` and the `get` tool open; its path repeats the title, its lines are the file.
+    let mut a = match record_id(hit) {
+        Some(id) => format!(" confidence=\"{}\" record=\"{id}\"", hit.confidence.as_str()),
+        None => format!(
+            " confidence=\"{}\" path=\"{}\" lines=\"{}-{}\"",
+            hit.confidence.as_str(),
+            clean(&hit.path, config.path_chars, false),
+            hit.start_line,
+            hit.end_line,
+        ),
+    };
     // A file's own name as its title (a chunk with no heading or symbol) says nothing the path
     // does not.
     if hit.path.rsplit('/').next() != Some(hit.title.as_str()) {
@@ -145,6 +150,17 @@ fn attrs(hit: &Hit, config: &ContextConfig) -> String {
         a.push_str(&format!(" quoted=\"{}\"", clean(&q[QUOTED_TAG.len()..], config.title_chars, false)));
     }
     a
+}
+
+/// The id of a memory record stored under the name the store gives it (`…-<12 hex digits>.json`,
+/// engine/memory/store.rs); `None` for other files, whose path is how to open them.
+pub(crate) fn record_id(hit: &Hit) -> Option<&str> {
+    if !is_memory(hit) {
+        return None;
+    }
+    let name = hit.path.rsplit('/').next()?.strip_suffix(".json")?;
+    let (_, id) = name.rsplit_once('-')?;
+    (id.len() == 12 && id.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())).then_some(id)
 }
 
 /// Whether a hit's text was written by someone else (a tracker's issue), marked by capture.
@@ -274,6 +290,7 @@ pub fn context(
     count: &dyn Fn(&str) -> usize,
 ) -> ContextBlock {
     let (rule, plan) = plan(hits, config);
+    let plan = passages(query, plan, hits, config, count);
     let trailing = if rule == Rule::LowConfidence && !plan.is_empty() { note(NOTE_NARROW) } else { String::new() };
     let framing = quoted_note(&plan);
     // What surrounds the entries, counted for every wrapper the plan may need; what goes unused
@@ -358,6 +375,51 @@ fn plan<'h>(hits: &'h [Hit], config: &ContextConfig) -> (Rule, Vec<Planned<'h>>)
         plan.push(Planned { hit: h, layer, parts: Vec::new() });
     }
     (rule, plan)
+}
+
+/// The medium memory records cut to the passages that answer: their pieces taken best-ranked
+/// first, whichever record each belongs to, while their windows (and each record's attributes,
+/// once) fit `[context] record_budget_tokens`; a record none of whose pieces fits is left out.
+/// Grouping by record alone would spend the room on the lower pieces of the first record, when the
+/// fact is as often in the best piece of the second or third (a long summary or task holds many
+/// facts, one of which answers). Other entries are as planned.
+fn passages<'h>(
+    query: &str,
+    mut plan: Vec<Planned<'h>>,
+    hits: &'h [Hit],
+    config: &ContextConfig,
+    count: &dyn Fn(&str) -> usize,
+) -> Vec<Planned<'h>> {
+    let passage = |p: &Planned| p.layer == Layer::Summary && is_memory(p.hit);
+    if !plan.iter().any(passage) {
+        return plan;
+    }
+    let mut kept: Vec<Vec<&Hit>> = vec![Vec::new(); plan.len()];
+    let mut used = 0;
+    for h in hits {
+        let Some(i) = plan
+            .iter()
+            .position(|p| passage(p) && (std::ptr::eq(p.hit, h) || p.parts.iter().any(|x| std::ptr::eq(*x, h))))
+        else {
+            continue;
+        };
+        let body = window(&visible(&h.text, true), query, config.snippet_chars);
+        let head = if kept[i].is_empty() { count(&element("result", &attrs(plan[i].hit, config), "")) } else { 0 };
+        let cost = head + count(&body);
+        if used + cost <= config.record_budget_tokens {
+            used += cost;
+            kept[i].push(h);
+        }
+    }
+    let mut out = Vec::with_capacity(plan.len());
+    for (p, k) in plan.drain(..).zip(kept) {
+        if !passage(&p) {
+            out.push(p);
+        } else if let Some((&first, rest)) = k.split_first() {
+            out.push(Planned { hit: first, layer: p.layer, parts: rest.to_vec() });
+        }
+    }
+    out
 }
 
 /// What fitted the budget.
@@ -602,6 +664,43 @@ pub(crate) mod tests {
             let b = context("fact gamma", &rule_hits, &c, &none, &words);
             assert!(b.text.contains("gamma") && !b.text.contains("ghp_"), "{name}: {}", b.text);
         }
+    }
+
+    /// Issue 36: a long record's lower pieces took the room the best piece of the next record
+    /// needed; a stored record is named by its id, not by a path that repeats its title.
+    #[test]
+    fn medium_records_keep_their_best_ranked_passages_within_record_budget_tokens() {
+        let none = |_: &Hit| Vec::new();
+        let piece = |id: &str, doc: &str, fact: &str| {
+            let mut h = hit(id, 0.5, 0.5);
+            (h.doc, h.kind, h.confidence) = (doc.into(), "memory".into(), Medium);
+            h.path = format!(".claude/memory/{doc}.json");
+            h.title = format!("Record {doc}");
+            h.text = format!("{fact} {}", "filler ".repeat(20));
+            h
+        };
+        let hits = vec![
+            piece("s#1", "summary-what-we-did-0123456789ab", "alpha fact"),
+            piece("n#1", "note", "beta fact"),
+            piece("s#2", "summary-what-we-did-0123456789ab", "gamma fact"),
+            piece("s#3", "summary-what-we-did-0123456789ab", "delta fact"),
+        ];
+        let whole = context("fact", &hits, &ContextConfig::default(), &none, &words);
+        assert!(["alpha", "beta", "gamma", "delta"].iter().all(|f| whole.text.contains(f)), "{}", whole.text);
+        // Room for about three pieces and two headings: the three best-ranked, across records.
+        let c = ContextConfig { record_budget_tokens: 80, ..ContextConfig::default() };
+        let b = context("fact", &hits, &c, &none, &words);
+        assert_eq!(b.shown.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(), ["s#1", "s#2", "n#1"], "{}", b.text);
+        assert!(!b.text.contains("delta"), "{}", b.text);
+        assert!(
+            b.text.contains("<result confidence=\"medium\" record=\"0123456789ab\" title=\"Record summary"),
+            "{}",
+            b.text
+        );
+        assert!(b.text.contains("path=\".claude/memory/note.json\""), "not a stored record's name: {}", b.text);
+        // Too little room for any record: none, rather than more than the budget.
+        let c = ContextConfig { record_budget_tokens: 5, ..ContextConfig::default() };
+        assert!(context("fact", &hits, &c, &none, &words).shown.is_empty());
     }
 
     #[test]

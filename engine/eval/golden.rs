@@ -68,6 +68,31 @@ pub enum QueryKind {
     NoAnswer,
     /// Not a question about the project (an instruction, an acknowledgement): no context is right.
     Chatter,
+    /// Answerable, asked with the session's own words (names, errors, files): a transcript set.
+    SameWords,
+    /// Answerable, asked in other words (no distinctive identifier from the answer): a transcript set.
+    OtherWords,
+    /// A question about something else entirely: no context is right.
+    Unrelated,
+}
+
+impl QueryKind {
+    /// Whether something in the corpus answers a prompt of this kind.
+    pub fn answerable(self) -> bool {
+        matches!(self, QueryKind::Answerable | QueryKind::SameWords | QueryKind::OtherWords)
+    }
+
+    /// The kind's name in set files and reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            QueryKind::Answerable => "answerable",
+            QueryKind::NoAnswer => "no-answer",
+            QueryKind::Chatter => "chatter",
+            QueryKind::SameWords => "same-words",
+            QueryKind::OtherWords => "other-words",
+            QueryKind::Unrelated => "unrelated",
+        }
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -105,6 +130,9 @@ struct QueryFile {
     session: Option<String>,
     #[serde(default)]
     expect: Vec<String>,
+    /// Whether a transcript set's fact is said only after the session's last compaction.
+    #[serde(default)]
+    after_compaction: bool,
 }
 
 /// One judged query.
@@ -129,6 +157,8 @@ pub struct GoldenQuery {
     /// Judged by fact instead (transcript sets): the context answers when it contains every
     /// entry, case aside; an entry's alternatives are separated by ` | `.
     pub expect: Vec<String>,
+    /// A transcript set's fact is said only after the session's last compaction.
+    pub after_compaction: bool,
 }
 
 /// A golden set: its queries and the corpus they are judged against.
@@ -226,9 +256,9 @@ impl GoldenSet {
             }
             let answerable = q.relevant.values().any(|g| *g > 0) || !q.expect.is_empty();
             let kind = match q.kind {
-                Some(QueryKind::Answerable) | None if answerable => QueryKind::Answerable,
+                None if answerable => QueryKind::Answerable,
                 None => QueryKind::NoAnswer,
-                Some(k) if (k == QueryKind::Answerable) != answerable => {
+                Some(k) if k.answerable() != answerable => {
                     return Err(invalid(
                         &file,
                         format!("{at}: kind {k:?} does not fit its judgments (answerable needs a relevant document, other kinds none)"),
@@ -245,6 +275,7 @@ impl GoldenSet {
                 kind,
                 relevant: q.relevant.into_iter().collect(),
                 expect: q.expect,
+                after_compaction: q.after_compaction,
             });
         }
         Ok(GoldenSet { name, description: parsed.description, file, corpus, queries, transcripts })
@@ -452,6 +483,32 @@ pub struct HookQuality {
     pub mean_chars: f64,
     /// Mean model tokens of the context given to answerable prompts.
     pub mean_tokens: f64,
+    /// The figures per kind of prompt, by the kind's name (`same-words`, `unrelated`…).
+    pub kinds: BTreeMap<String, KindQuality>,
+    /// Answerable prompts whose fact is said only after the session's last compaction.
+    pub after_compaction: usize,
+    /// Of those, how many were answered.
+    pub after_compaction_answered: usize,
+}
+
+/// The hook's figures on the prompts of one kind.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct KindQuality {
+    /// Prompts of the kind.
+    pub prompts: usize,
+    /// Prompts the hook got right: answered (an answerable kind), else given no context.
+    pub right: usize,
+    /// Prompts given context, and that context's characters in all.
+    pub given: usize,
+    /// Characters of the context given to the kind's prompts, summed.
+    pub chars: usize,
+}
+
+impl KindQuality {
+    /// Mean characters of the context given, when any was.
+    pub fn mean_chars(&self) -> Option<f64> {
+        (self.given > 0).then(|| self.chars as f64 / self.given as f64)
+    }
 }
 
 fn share(a: usize, b: usize) -> Option<f64> {
@@ -467,14 +524,34 @@ impl HookQuality {
             "silent_chatter" => share(self.quiet_chatter, self.chatter),
             "high_precision" => share(self.high_relevant, self.high),
             "context_chars" => Some(self.mean_chars),
-            _ => None,
+            "answered_after_compaction" => share(self.after_compaction_answered, self.after_compaction),
+            _ => {
+                let (kind, answers) = [("answered_", true), ("silent_", false)]
+                    .into_iter()
+                    .find_map(|(p, a)| name.strip_prefix(p).map(|k| (k.replace('_', "-"), a)))?;
+                let k = self.kinds.get(&kind).filter(|k| k.prompts > 0)?;
+                let answerable = [QueryKind::SameWords, QueryKind::OtherWords].iter().any(|q| q.as_str() == kind);
+                (answerable == answers).then(|| k.right as f64 / k.prompts as f64)
+            }
         }
     }
 }
 
-/// Names of [`HookQuality::metric`]; `context_chars` is a ceiling, the others floors.
-pub(crate) const HOOK_METRICS: [&str; 5] =
-    ["answered", "silent_no_answer", "silent_chatter", "high_precision", "context_chars"];
+/// Names of [`HookQuality::metric`]; `context_chars` is a ceiling, the others floors. The
+/// per-kind figures of a transcript set: `answered_same_words`, `answered_other_words`,
+/// `silent_unrelated` (`silent_no_answer` is the same for every set), and
+/// `answered_after_compaction` for the facts said only after a session's last compaction.
+pub(crate) const HOOK_METRICS: [&str; 9] = [
+    "answered",
+    "silent_no_answer",
+    "silent_chatter",
+    "high_precision",
+    "context_chars",
+    "answered_same_words",
+    "answered_other_words",
+    "silent_unrelated",
+    "answered_after_compaction",
+];
 
 impl std::fmt::Display for HookQuality {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -496,7 +573,26 @@ impl std::fmt::Display for HookQuality {
             pct(self.high_relevant, self.high),
             self.mean_chars,
             self.mean_tokens,
-        )
+        )?;
+        // A set of the plain kinds says all above; a transcript set's kinds get a line each.
+        let plain = [QueryKind::Answerable, QueryKind::NoAnswer, QueryKind::Chatter].map(QueryKind::as_str);
+        if self.kinds.keys().all(|k| plain.contains(&k.as_str())) {
+            return Ok(());
+        }
+        for (kind, k) in &self.kinds {
+            let what = if [QueryKind::SameWords, QueryKind::OtherWords].iter().any(|q| q.as_str() == kind) {
+                "answered"
+            } else {
+                "silent"
+            };
+            let chars = k.mean_chars().map_or("no context".to_string(), |c| format!("mean context {c:.0} chars"));
+            write!(f, "\n    {kind}: {what} {}/{} ({}), {chars}", k.right, k.prompts, pct(k.right, k.prompts))?;
+        }
+        if self.after_compaction > 0 {
+            let (a, n) = (self.after_compaction_answered, self.after_compaction);
+            write!(f, "\n    said only after the last compaction: answered {a}/{n} ({})", pct(a, n))?;
+        }
+        Ok(())
     }
 }
 
@@ -526,15 +622,29 @@ pub fn hook_quality(engine: &crate::Engine, set: &GoldenSet, split: Split) -> Re
             q.high_relevant += usize::from(relevant.contains(&shown.path));
         }
         let quiet = block.is_none();
+        let k = q.kinds.entry(query.kind.as_str().to_string()).or_default();
+        k.prompts += 1;
+        if let Some(b) = &block {
+            k.given += 1;
+            k.chars += b.text.chars().count();
+        }
         match query.kind {
-            QueryKind::Answerable => {
+            kind if kind.answerable() => {
                 q.answerable += 1;
-                if let Some(b) = &block {
-                    q.answered += usize::from(if query.expect.is_empty() {
+                let answered = block.as_ref().is_some_and(|b| {
+                    if query.expect.is_empty() {
                         b.shown.iter().any(|s| best.contains(&s.path))
                     } else {
                         expect_met(&b.text, &query.expect)
-                    });
+                    }
+                });
+                q.answered += usize::from(answered);
+                k.right += usize::from(answered);
+                if query.after_compaction {
+                    q.after_compaction += 1;
+                    q.after_compaction_answered += usize::from(answered);
+                }
+                if let Some(b) = &block {
                     chars += b.text.chars().count();
                     tokens += engine.count_tokens(&b.text);
                     given += 1;
@@ -548,6 +658,10 @@ pub fn hook_quality(engine: &crate::Engine, set: &GoldenSet, split: Split) -> Re
                 q.chatter += 1;
                 q.quiet_chatter += usize::from(quiet);
             }
+            _ => {}
+        }
+        if !query.kind.answerable() {
+            k.right += usize::from(quiet);
         }
     }
     if given > 0 {
@@ -827,6 +941,10 @@ mod tests {
         let e = err("[[query]]\nid = \"q1\"\ntext = \"  \"\n");
         assert!(e.contains("empty text"), "{e}");
         assert!(err("description = \"nothing\"\n").contains("no queries"));
+        let e = err("[[query]]\nid = \"q1\"\ntext = \"x\"\nkind = \"other-words\"\n");
+        assert!(e.contains("OtherWords") && e.contains("does not fit"), "an answerable kind without an answer: {e}");
+        let e = err("[[query]]\nid = \"q1\"\ntext = \"x\"\nkind = \"unrelated\"\nexpect = [\"y\"]\n");
+        assert!(e.contains("Unrelated") && e.contains("does not fit"), "{e}");
         let e = err("[[query]]\nid = \"q1\"\ntext = \"x\"\nintent = \"vibes\"\n");
         assert!(e.contains("vibes"), "{e}");
         write("[[query]]\nid = \"q1\"\ntext = \"x\"\nheld_out = true\nrelevant = { \"a.md\" = 2 }\n[[query]]\nid = \"q2\"\ntext = \"y\"\n");
@@ -865,6 +983,22 @@ mod tests {
         );
         assert!(text.iter().any(|l| l.starts_with("ok   memory hybrid mrr@10")));
         assert!(text.iter().any(|l| l.contains("vector map: mode was not run")));
+        // A transcript set's figures per kind of prompt.
+        let mut hook = HookQuality { after_compaction: 4, after_compaction_answered: 1, ..Default::default() };
+        for (kind, prompts, right) in [("same-words", 10, 9), ("other-words", 8, 2), ("unrelated", 5, 5)] {
+            hook.kinds.insert(kind.into(), KindQuality { prompts, right, ..Default::default() });
+        }
+        assert_eq!(hook.metric("answered_same_words"), Some(0.9));
+        assert_eq!(hook.metric("answered_other_words"), Some(0.25));
+        assert_eq!(hook.metric("silent_unrelated"), Some(1.0));
+        assert_eq!(hook.metric("answered_after_compaction"), Some(0.25));
+        assert_eq!(hook.metric("silent_other_words"), None, "an answerable kind is answered, not silent");
+        assert_eq!(hook.metric("answered_unrelated"), None);
+        std::fs::write(&p, "[t.hook]\nanswered_other_words = 0.3\nsilent_unrelated = 0.9\n").unwrap();
+        let text: Vec<String> =
+            gate("t", &report, &hook, &read_thresholds(&p).unwrap()).iter().map(|c| c.to_string()).collect();
+        assert_eq!(text[0], "FAIL t hook answered_other_words = 0.250 < 0.300 (short by 0.050)", "{text:?}");
+        assert!(text[1].starts_with("ok   t hook silent_unrelated = 1.000"), "{text:?}");
         std::fs::write(&p, "[memory.hybrid]\n\"ndcg@11\" = 0.8\n").unwrap();
         assert!(read_thresholds(&p).unwrap_err().to_string().contains("ndcg@11"));
         std::fs::write(&p, "[memory.fancy]\n\"map\" = 0.8\n").unwrap();

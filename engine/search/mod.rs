@@ -166,6 +166,8 @@ struct Legs {
     /// Where the text legs found each chunk, and its BM25 score (filled by [`Legs::index`]).
     addresses: HashMap<u64, ChunkAddress>,
     bm25: HashMap<u64, f32>,
+    /// The cosine of chunks the text legs found that have no vector yet, embedded for this query.
+    fresh: HashMap<u64, f32>,
 }
 
 impl Legs {
@@ -597,7 +599,52 @@ impl Engine {
         if mode == Mode::Hybrid && !intent.symbols.is_empty() {
             legs.symbol = Some(timed(&mut timings.symbol, || snapshot.symbols(&intent.symbols, n))?);
         }
-        Ok(legs.index())
+        let mut legs = legs.index();
+        self.embed_fresh(snapshot, &mut legs)?;
+        Ok(legs)
+    }
+
+    /// Ranks in the vector leg the chunks the lexical leg found that have no vector yet: a record
+    /// just captured or remembered is in the text index as soon as its reindex publishes the text
+    /// generation, a minute before the niced run has embedded it, and a chunk one leg cannot see
+    /// loses fusion to everything both legs found. The first `[search] embed_fresh` of them are
+    /// embedded now (a few short records: milliseconds with the model loaded) and placed by their
+    /// cosine, as the finished index will place them.
+    fn embed_fresh(&self, snapshot: &Snapshot, legs: &mut Legs) -> Result<()> {
+        let (Some(lexical), Some(vector), Some(q), Some(embedder), Ok(vectors)) =
+            (&legs.lexical, &mut legs.vector, &legs.query_vector, &self.embedder, self.vectors())
+        else {
+            return Ok(());
+        };
+        let fresh: Vec<(u64, ChunkAddress)> = lexical
+            .iter()
+            .filter(|(h, _)| !vectors.rows.contains_key(&h.key))
+            .take(self.settings.search.embed_fresh)
+            .map(|(h, a)| (h.key, *a))
+            .collect();
+        if fresh.is_empty() {
+            return Ok(());
+        }
+        let texts = fresh
+            .iter()
+            .map(|(key, address)| snapshot.load(*address, *key).map(|h| crate::index::titled_text(&h.title, &h.text)))
+            .collect::<Result<Vec<String>>>()?;
+        let embedded = embedder.embed(&texts.iter().map(String::as_str).collect::<Vec<_>>())?;
+        let depth = vector.len();
+        for ((key, _), v) in fresh.iter().zip(embedded) {
+            let score = dot(q, &v);
+            legs.fresh.insert(*key, score);
+            vector.push(LegHit { key: *key, rank: 0, score });
+        }
+        vector.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.key.cmp(&b.key)));
+        // As deep as the leg searched: a fresh chunk below its last hit is not found by it.
+        if vectors.rows.len() > depth {
+            vector.truncate(depth);
+        }
+        for (i, h) in vector.iter_mut().enumerate() {
+            h.rank = i + 1;
+        }
+        Ok(())
     }
 
     /// The best fused hits loaded from the index, boosted (named symbols and paths; test files
@@ -665,6 +712,7 @@ impl Engine {
                 let v = self.vectors().ok()?;
                 v.rows.get(&c.fused.key).map(|r| dot(q, v.store.row(*r)))
             });
+            c.hit.cosine = c.hit.cosine.or_else(|| legs.fresh.get(&c.fused.key).copied());
             kept.push(c);
             if kept.len() == wanted {
                 break;
@@ -975,6 +1023,61 @@ mod tests {
             assert!(matches!(err, Error::InvalidInput(_)) && err.to_string().contains("allowed 1..=1000"), "{err}");
         }
         assert_eq!(engine.search_with(&SearchRequest::new("sessions", 1000, Mode::Hybrid)).unwrap().results.len(), 1);
+    }
+
+    /// The hashing embedder's id, but every call fails: an index run stopped while embedding.
+    struct Stopped(crate::HashEmbedder);
+
+    impl Embedder for Stopped {
+        fn id(&self) -> &str {
+            self.0.id()
+        }
+        fn dimensions(&self) -> usize {
+            self.0.dimensions()
+        }
+        fn embed(&self, _: &[&str]) -> Result<Vec<Vec<f32>>> {
+            Err(Error::Inference("stopped while embedding".into()))
+        }
+    }
+
+    /// Issue 36: a record captured a moment ago was the BM25 top hit yet missing from hybrid
+    /// results while its reindex embedded it (the text generation is live a minute before the
+    /// vectors).
+    #[test]
+    fn a_chunk_without_a_vector_yet_is_ranked_by_the_vector_leg_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let memory = dir.path().join(".claude/memory");
+        std::fs::create_dir_all(&memory).unwrap();
+        let record = |title: &str, content: &str| serde_json::json!({"title": title, "content": content}).to_string();
+        for i in 0..40 {
+            let content = format!("Session store note {i}: the deploy keeps sessions in redis shard {i}.");
+            std::fs::write(memory.join(format!("note-{i}.json")), record(&format!("Sessions {i}"), &content)).unwrap();
+        }
+        let index = dir.path().join(".engine");
+        let embedder: Arc<dyn Embedder> = Arc::new(crate::HashEmbedder::new(16));
+        let source = crate::ingest::Source::Dir(dir.path().to_path_buf());
+        crate::index::build(&index, &source, &Settings::default(), embedder.as_ref(), &Default::default()).unwrap();
+        let fresh = "The websocket heartbeat timeout is 45 seconds since the proxy drops idle sockets.";
+        std::fs::write(memory.join("fresh.json"), record("Heartbeat timeout", fresh)).unwrap();
+        let stopped = Stopped(crate::HashEmbedder::new(16));
+        assert!(crate::index::build(&index, &source, &Settings::default(), &stopped, &Default::default()).is_err());
+        let query = "websocket heartbeat timeout proxy idle sockets sessions deploy";
+        let search = |embed_fresh: usize| {
+            let mut settings = Settings::default();
+            settings.search.embed_fresh = embed_fresh;
+            let engine = Engine::with_embedder(&index, settings, Some(embedder.clone()), None).unwrap();
+            let bm25 = engine.search_with(&SearchRequest::new(query, 10, Mode::Bm25)).unwrap().results;
+            assert!(bm25[0].path.ends_with("fresh.json"), "the text is live: {:?}", bm25[0].path);
+            engine.search_with(&SearchRequest::new(query, 10, Mode::Hybrid)).unwrap().results
+        };
+        let before = search(0);
+        let seen = before.iter().find(|h| h.path.ends_with("fresh.json"));
+        assert!(seen.is_none_or(|h| h.cosine.is_none() && h.vector_rank.is_none()), "{seen:?}");
+        let after = search(Settings::default().search.embed_fresh);
+        let at = |hits: &[Hit]| hits.iter().position(|h| h.path.ends_with("fresh.json")).unwrap_or(usize::MAX);
+        let hit = &after[at(&after)];
+        assert!(hit.cosine.is_some_and(|c| c > 0.3) && hit.vector_rank.is_some(), "{hit:?}");
+        assert!(at(&after) < at(&before), "found by both legs, it ranks higher: {} then {}", at(&before), at(&after));
     }
 
     #[test]

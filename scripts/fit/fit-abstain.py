@@ -28,6 +28,8 @@ import logistic
 FEATURES = ["w_cosine", "w_coverage", "w_unseen", "w_conversational", "w_gap"]
 COSINE_WITHOUT_MODEL = 0.5
 GAP_WITHOUT_MODEL = 0.1
+# Kinds with an answer (a transcript set splits them by wording); every other kind wants silence.
+ANSWERABLE = {"answerable", "same-words", "other-words"}
 
 
 def features(row):
@@ -48,7 +50,7 @@ def probability(model, x):
 
 
 def threshold(model, rows, keep):
-    kept = sorted(probability(model, features(r)) for r in rows if r["kind"] == "answerable")
+    kept = sorted(probability(model, features(r)) for r in rows if r["kind"] in ANSWERABLE)
     return kept[int(math.floor((1 - keep) * len(kept)))]
 
 
@@ -60,7 +62,9 @@ def section(model, th):
 
 def figures(model, th, rows):
     out = []
-    for kind, answers in [("answerable", True), ("no-answer", False), ("chatter", False)]:
+    kinds = [("answerable", True), ("same-words", True), ("other-words", True), ("no-answer", False),
+             ("chatter", False), ("unrelated", False)]
+    for kind, answers in kinds:
         ps = [probability(model, features(r)) for r in rows if r["kind"] == kind]
         if ps:
             right = sum((p >= th) == answers for p in ps)
@@ -79,7 +83,7 @@ def main():
     sets = sorted({r["set"] for r in rows})
     for left in sets:
         train = [r for r in rows if r["set"] != left]
-        model = fit([features(r) for r in train], [r["kind"] == "answerable" for r in train])
+        model = fit([features(r) for r in train], [r["kind"] in ANSWERABLE for r in train])
         th = threshold(model, train, keep)
         test = [r for r in rows if r["set"] == left]
         print(f"leave out {left}: w = {[round(v, 2) for v in model[0]]}, bias {model[1]:.2f}, threshold {th:.2f}")
@@ -88,7 +92,7 @@ def main():
             os.makedirs(loco_dir, exist_ok=True)
             with open(os.path.join(loco_dir, f"{left}.toml"), "w") as f:
                 f.write(f"# [abstain] fitted on every set but {left}\n" + section(model, th))
-    model = fit([features(r) for r in rows], [r["kind"] == "answerable" for r in rows])
+    model = fit([features(r) for r in rows], [r["kind"] in ANSWERABLE for r in rows])
     print("\nfitted on every set:\n" + section(model, threshold(model, rows, keep)), end="")
 
 

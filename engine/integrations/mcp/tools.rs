@@ -79,7 +79,7 @@ pub(crate) fn list() -> Value {
             "inputSchema": {
                 "type": "object",
                 "properties": {
-                    "id": {"type": "string", "description": "A hit id from search (path#number)."},
+                    "id": {"type": "string", "description": "A hit id from search (path#number), or a memory record's id (the context's record attribute)."},
                     "path": {"type": "string", "description": "Instead of id: a file path relative to the project root."},
                     "start_line": {"type": "integer", "minimum": 1, "description": "With path: first line wanted (default 1)."},
                     "end_line": {"type": "integer", "minimum": 1, "description": "With path: last line wanted (default: the end)."},
@@ -461,11 +461,26 @@ impl State {
             (Some(_), None) if start.is_some() || end.is_some() => {
                 return Err("start_line and end_line go with path, not with id".into())
             }
+            (Some(id), None) if is_record_id(id) => chunks_by_lines(&snapshot, self.record_path(id)?, None, None)?,
             (Some(id), None) => chunk_by_id(&snapshot, id)?,
             (None, Some(rel)) => chunks_by_lines(&snapshot, rel, start, end)?,
         };
         let count = |s: &str| open.engine.count_tokens(s);
         Ok(found.within(neighbours, budget, &count))
+    }
+
+    /// The file of the memory record with this id (the context names a stored record by it), as
+    /// a path relative to the project.
+    fn record_path(&self, id: &str) -> std::result::Result<String, String> {
+        let dir = self.root.join(memory::DIR);
+        let suffix = format!("-{id}.json");
+        let name = std::fs::read_dir(&dir)
+            .into_iter()
+            .flatten()
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .find(|n| n.ends_with(&suffix))
+            .ok_or_else(|| format!("no memory record with id {id:?} (engine memory list shows them)"))?;
+        Ok(format!("{}/{name}", memory::DIR))
     }
 
     /// The project's memory store, when the project is the user's own: indexed by an index the
@@ -726,6 +741,11 @@ fn chunk_by_id(snapshot: &crate::index::reader::Snapshot, id: &str) -> std::resu
     sort_chunks(&mut all);
     let at = all.iter().position(|c| c.id == hit.id).unwrap_or(0);
     Ok(Found { all, wanted: vec![at] })
+}
+
+/// Whether a `get` id names a memory record (its 12 hex digits) rather than a hit (`path#number`).
+fn is_record_id(id: &str) -> bool {
+    id.len() == 12 && id.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
 /// The chunks of an indexed file that cover lines `start`..=`end` (the whole file by default).

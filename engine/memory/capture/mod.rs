@@ -290,6 +290,46 @@ mod tests {
         assert_eq!(fix.created, "2026-01-05T10:01:05Z");
     }
 
+    /// Issue 36: values an edit set after the last compaction (a port, a grid) and what the user
+    /// answered when asked were in no record: no summary covers a session's last stretch.
+    #[test]
+    fn lines_edits_added_after_the_last_compaction_and_the_users_answers_are_kept() {
+        let edit = |id: &str, old: &str, new: &str, ts: &str| {
+            serde_json::json!({"type":"assistant","message":{"content":[{"type":"tool_use","id":id,"name":"Edit",
+                "input":{"file_path":"/p/config/test.exs","old_string":old,"new_string":new}}]},"timestamp":ts})
+            .to_string()
+        };
+        let ask = serde_json::json!({"type":"assistant","message":{"content":[{"type":"tool_use","id":"q",
+            "name":"AskUserQuestion","input":{"questions":[]}}]},"timestamp":"2026-01-05T11:05:00Z"});
+        let text = [
+            r#"{"type":"user","sessionId":"s-3","cwd":"/p","message":{"content":"fix the test config"},"timestamp":"2026-01-05T10:00:00Z"}"#.to_string(),
+            edit("e1", "http: [port: 4000]", "http: [port: 4001]", "2026-01-05T10:01:00Z"),
+            r#"{"type":"user","isCompactSummary":true,"sessionId":"s-3","message":{"content":"Summary: moved the test port to 4001."},"timestamp":"2026-01-05T11:00:00Z"}"#.to_string(),
+            edit("e2", "http: [port: 4001]", "http: [port: 4002],\nserver: false\nend", "2026-01-05T11:01:00Z"),
+            ask.to_string(),
+            tool_result("q", "User has answered your questions: \"Skip the pre-commit hook?\"=\"main was clean; fix the issues\". You can now continue.", false, "2026-01-05T11:05:09Z"),
+        ]
+        .join("\n");
+        let c = extract(
+            TranscriptReader::new(std::io::Cursor::new(text.as_bytes())),
+            Trigger::SessionEnd,
+            None,
+            &CaptureConfig::default(),
+        );
+        let tail = c.records.iter().find(|r| r.title.contains("after its last compaction")).expect("a tail record");
+        assert_eq!(tail.content, "config/test.exs:\nhttp: [port: 4002],\nserver: false", "{}", tail.content);
+        assert_eq!(tail.created, "2026-01-05T11:00:00Z");
+        assert!(!c.records.iter().any(|r| r.content.contains("port: 4001]") && r.category == category::CHANGES));
+        let answer = c.records.iter().find(|r| r.category == category::DECISION).expect("the answer");
+        assert_eq!(answer.title, "Asked in session s-3: Skip the pre-commit hook?");
+        assert!(answer.content.ends_with("The user answered: main was clean; fix the issues"), "{}", answer.content);
+        let limited = CaptureConfig { tail_lines_per_file: 1, ..CaptureConfig::default() };
+        let c =
+            extract(TranscriptReader::new(std::io::Cursor::new(text.as_bytes())), Trigger::SessionEnd, None, &limited);
+        let tail = c.records.iter().find(|r| r.title.contains("after its last compaction")).unwrap();
+        assert_eq!(tail.content, "config/test.exs:\nhttp: [port: 4002],");
+    }
+
     /// One example of each family of secret the redaction knows (checked below), and the part
     /// of it that must never reach a record.
     const PLANTED: &[(&str, &str)] = &[

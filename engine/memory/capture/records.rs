@@ -40,6 +40,8 @@ impl Session<'_> {
         drafts.extend(self.recap_records(&names));
         drafts.extend(self.notes_records(&names));
         drafts.extend(self.changes_record(&names));
+        drafts.extend(self.tail_record(&names));
+        drafts.extend(self.answer_records(&names));
         drafts.extend(self.task_records(&names));
         drafts.extend(self.statement_records(&names));
         drafts.extend(self.bugfix_records());
@@ -180,6 +182,37 @@ impl Session<'_> {
         let title = format!("Names the edits of session {} brought in, by file", n.short);
         let r = MemoryRecord::new(category::CHANGES, &title, &changed.join("\n\n"), &format!("changes:{}", n.sid));
         Some(draft(r, &self.first, self.introduced.keys().cloned().collect()))
+    }
+
+    /// The lines the edits added after the last compaction, by file: a session that ends is not
+    /// compacted again, so no summary holds the values, settings and calls of its last stretch.
+    fn tail_record(&self, n: &Names) -> Option<Draft> {
+        let files: Vec<String> = self
+            .tail
+            .iter()
+            .filter(|(_, lines)| !lines.is_empty())
+            .map(|(file, lines)| format!("{file}:\n{}", lines.join("\n")))
+            .collect();
+        if files.is_empty() {
+            return None;
+        }
+        let since = if self.summaries.is_empty() { "" } else { " after its last compaction" };
+        let title = format!("Lines the edits of session {} added{since}, by file", n.short);
+        let r = MemoryRecord::new(category::CHANGES, &title, &files.join("\n\n"), &format!("tail:{}", n.sid));
+        let at = self.summaries.last().map_or(self.first.as_str(), |(ts, _)| ts.as_str());
+        Some(draft(r, at, self.tail.keys().cloned().collect()))
+    }
+
+    /// What the user answered when the assistant asked: a decision in the user's own words.
+    fn answer_records(&self, n: &Names) -> Vec<Draft> {
+        let mut out = Vec::new();
+        for (i, (ts, question, answer)) in self.answers.iter().enumerate() {
+            let title = format!("Asked in session {}: {}", n.short, clip(question, self.config().title_chars));
+            let body = format!("{question}\n\nThe user answered: {answer}");
+            let seed = format!("answer:{}:{i}", n.sid);
+            out.push(draft(MemoryRecord::new(category::DECISION, &title, &body, &seed), ts, Vec::new()));
+        }
+        out
     }
 
     /// The tasks as the tracker states them: what the session was asked to build, in the words

@@ -2,8 +2,8 @@
 //! adding to the lists the records are made from ([`super::records`]).
 
 use super::text::{
-    added_names, call_key, clip, first_error_line, is_recap, normalise_command, relative, same_run, sentences,
-    strip_continuation, tracked_task, Statement, EXPLAINS, NOT_A_BUG,
+    added_lines, added_names, answered, call_key, clip, first_error_line, is_recap, normalise_command, relative,
+    same_run, sentences, strip_continuation, tracked_task, Statement, EXPLAINS, NOT_A_BUG,
 };
 use crate::config::CaptureConfig;
 use crate::memory::transcript::{Event, EventKind, Todo};
@@ -57,6 +57,11 @@ pub(super) struct Session<'c> {
     pub tasks: Vec<Task>,
     /// Per file, the names its edits brought in: where a later session asks "where did we add X".
     pub introduced: BTreeMap<String, BTreeSet<String>>,
+    /// Per file, the lines its edits added since the last compaction (the summaries hold what
+    /// came before): the values and settings nothing else keeps.
+    pub tail: BTreeMap<String, Vec<String>>,
+    /// The user's answers to the assistant's questions: (when, question, answer).
+    pub answers: Vec<(String, String, String)>,
     /// The first and last timestamps seen.
     pub first: String,
     pub last: String,
@@ -79,6 +84,8 @@ impl<'c> Session<'c> {
             recaps: Vec::new(),
             tasks: Vec::new(),
             introduced: BTreeMap::new(),
+            tail: BTreeMap::new(),
+            answers: Vec::new(),
             first: String::new(),
             last: String::new(),
             cwd: None,
@@ -167,6 +174,12 @@ impl<'c> Session<'c> {
         for e in self.errors.iter_mut().filter(|e| !e.resolved) {
             e.fix_files.insert(path.clone());
         }
+        let kept: usize = self.tail.values().map(Vec::len).sum();
+        let room = self.config.tail_lines.saturating_sub(kept);
+        let lines = self.tail.entry(path.clone()).or_default();
+        let room = room.min(self.config.tail_lines_per_file.saturating_sub(lines.len()));
+        let new: Vec<String> = added_lines(input).into_iter().filter(|l| !lines.contains(l)).take(room).collect();
+        lines.extend(new);
         let names = self.introduced.entry(path).or_default();
         for n in added_names(input) {
             if names.len() < self.config.names_per_file {
@@ -192,6 +205,11 @@ impl<'c> Session<'c> {
     fn tool_result(&mut self, id: &str, is_error: bool, error: Option<&str>, output: Option<String>, ts: &str) {
         // A call has one result: taken out, not copied (an input can hold a whole file).
         let Some((name, input)) = self.calls.remove(id) else { return };
+        if let (false, "AskUserQuestion", Some(out)) = (is_error, name.as_str(), output.as_deref()) {
+            for (q, a) in answered(out) {
+                self.answers.push((ts.to_string(), q, a));
+            }
+        }
         if let (false, "Bash", Some(out)) = (is_error, name.as_str(), output) {
             self.task_viewed(&input, &out, ts);
         }
@@ -258,6 +276,8 @@ impl<'c> Session<'c> {
             ts: ts.clone(),
         }));
         self.summaries.push((ts, s));
+        // What the edits added so far is in this summary, or in the one before.
+        self.tail.clear();
     }
 }
 

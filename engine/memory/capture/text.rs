@@ -42,6 +42,38 @@ static NARRATION: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)^(let me|let's|now let me|now i|now,? (let|update|add|run|check|create|fix|read|remove|rewrite|verify|stage|commit|push)|i'll|i will|i need to (read|check|look|see|run)|first,? |next,? |then,? |good[.,!]|great|perfect|ok(ay)?|all \d+ tests pass|compiles clean|clean compile|still compiling|committed|pushed)").expect("valid")
 });
 
+/// The lines an edit adds (`Edit`, `MultiEdit`, `Write`, `NotebookEdit`), trimmed, in order: those
+/// of its new text that its old text does not have, long enough to say something (a value, a
+/// setting, a call), short enough to be one statement.
+pub(super) fn added_lines(input: &Value) -> Vec<String> {
+    let text = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+    let mut pairs = vec![(text(input, "old_string"), text(input, "new_string"))];
+    pairs.push((String::new(), text(input, "content")));
+    pairs.push((String::new(), text(input, "new_source")));
+    for e in input.get("edits").and_then(Value::as_array).into_iter().flatten() {
+        pairs.push((text(e, "old_string"), text(e, "new_string")));
+    }
+    let mut out: Vec<String> = Vec::new();
+    for (old, new) in &pairs {
+        let before: BTreeSet<&str> = old.lines().map(str::trim).collect();
+        for l in new.lines().map(str::trim) {
+            let said = (8..=160).contains(&l.len()) && l.chars().filter(|c| c.is_alphanumeric()).count() >= 4;
+            if said && !before.contains(l) && !out.iter().any(|o| o == l) {
+                out.push(l.to_string());
+            }
+        }
+    }
+    out
+}
+
+static ANSWER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r#""([^"]{3,400})"="([^"]{1,400})""#).expect("valid"));
+
+/// The (question, answer) pairs of an `AskUserQuestion` result (`User has answered your
+/// questions: "Q"="A". …`): what the user decided when asked.
+pub(super) fn answered(output: &str) -> Vec<(String, String)> {
+    ANSWER.captures_iter(output).map(|c| (c[1].trim().to_string(), c[2].trim().to_string())).collect()
+}
+
 /// Whether an assistant sentence states something found out rather than narrating the next step.
 pub(super) fn is_finding(t: &str) -> bool {
     t.len() >= 40
