@@ -118,9 +118,12 @@ impl Milvus {
             self.call(self.client.upsert(request))?;
         }
         for batch in stale.chunks(ID_BATCH) {
+            // A filter rather than `ids`: the SDK sends ids as a filter template, which Milvus
+            // Lite does not take.
+            let ids: Vec<String> = batch.iter().map(|id| string_literal(id)).collect();
             let request = DeleteRequest::builder()
                 .collection_name(&self.url.collection)
-                .ids(Ids::VarChar(batch.to_vec()))
+                .filter(format!("{ID} in [{}]", ids.join(", ")))
                 .build()
                 .map_err(|e| failure(&self.url, e))?;
             self.call(self.client.delete(request))?;
