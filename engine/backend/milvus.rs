@@ -128,6 +128,15 @@ impl Milvus {
                 .map_err(|e| failure(&self.url, e))?;
             self.call(self.client.delete(request))?;
         }
+        if !changed.is_empty() || !stale.is_empty() {
+            // Sealed segments get their indexes; Milvus Lite otherwise rebuilds the BM25 index of
+            // its unflushed rows at every search.
+            let flush = FlushRequest::builder()
+                .collection_names([&self.url.collection])
+                .build()
+                .map_err(|e| failure(&self.url, e))?;
+            self.call(self.client.flush(flush))?;
+        }
         Ok(PushReport { chunks: rows.len(), created, upserted: changed.len(), deleted: stale.len() })
     }
 

@@ -32,11 +32,13 @@ for _ in $(seq 600); do
     sleep 0.2
 done
 
-# The index `engine eval` searches for a corpus (engine::eval::cache_index_dir).
+# The index `engine eval` searches for a corpus (engine::eval::cache_index_dir): a golden set's
+# corpus canonicalised, a BEIR directory made absolute as given (`..` and links kept).
 cache_dir() {
     python3 - "$1" "$2" <<'PY'
 import hashlib, os, sys
-kind, corpus = sys.argv[1], os.path.realpath(sys.argv[2])
+kind, corpus = sys.argv[1], sys.argv[2]
+corpus = os.path.realpath(corpus) if kind == "golden" else os.path.join(os.getcwd(), corpus)
 base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.environ["HOME"], ".cache")
 tag = hashlib.sha256(corpus.encode()).hexdigest()[:8]
 print(os.path.join(base, "engine", kind, f"{os.path.basename(corpus)}-{tag}"))
@@ -46,10 +48,12 @@ PY
 # One line per set: local and Milvus nDCG@10 and MRR@10 of hybrid search.
 compare() {
     local name="$1" kind="$2" target="$3" corpus="$4"
-    local flag=(--golden "$target")
-    [ "$kind" = beir ] && flag=(--beir "$target")
+    local flag=(--golden "$target") index
+    index="$(cache_dir "$kind" "$corpus")"
+    # A BEIR collection's index is this script's own (reused across runs).
+    [ "$kind" = beir ] && index="$work/$name-index" && flag=(--beir "$target" --index "$index")
     "$engine" eval "${flag[@]}" --modes hybrid --json >"$work/$name-local.json" 2>"$work/$name-local.err"
-    "$engine" push "milvus://127.0.0.1:$port/$name" --index "$(cache_dir "$kind" "$corpus")" 2>&1 | tail -1
+    "$engine" push "milvus://127.0.0.1:$port/$name" --index "$index" 2>&1 | tail -1
     printf '[backend]\nurl = "milvus://127.0.0.1:%s/%s"\ntimeout_ms = 60000\n' "$port" "$name" >"$work/$name.toml"
     "$engine" --config "$work/$name.toml" eval "${flag[@]}" --modes hybrid --json >"$work/$name-milvus.json" 2>"$work/$name-milvus.err"
     python3 - "$name" "$work/$name-local.json" "$work/$name-milvus.json" <<'PY'
@@ -107,4 +111,5 @@ PY
         ENGINE_BENCH_CORPUS="$corpus" \
         ENGINE_BENCH_QUERIES="$data/scifact/queries.jsonl:$data/cosqa-dev/queries.jsonl" \
         cargo bench --quiet --bench milvus
+    echo "Milvus Lite data directory after the push: $(du -sh "$work/milvus-data" | cut -f1)"
 fi
