@@ -41,7 +41,7 @@ fn latency(engine: &Engine, queries: &[String]) -> (f64, f64) {
         })
         .collect();
     ms.sort_by(f64::total_cmp);
-    (percentile(&ms, 50.0), percentile(&ms, 95.0))
+    (percentile(&ms, 0.5), percentile(&ms, 0.95))
 }
 
 fn main() {
@@ -77,7 +77,7 @@ fn main() {
         again.deleted
     );
 
-    let queries: Vec<String> = queries().into_iter().take(300).collect();
+    let queries: Vec<String> = queries().into_iter().take(200).collect();
     let open = |backend: Option<&str>| {
         let mut settings = Settings::default();
         if let Some(url) = backend {
