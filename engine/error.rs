@@ -97,6 +97,26 @@ pub enum Error {
     /// A failure inside tantivy.
     #[error("full-text index error: {0}")]
     Tantivy(#[from] tantivy::TantivyError),
+
+    /// The search backend (`[backend] url`) could not be reached: no server there, or it did not
+    /// answer in time.
+    #[error("the search backend at {url} is unreachable: {reason} (start it, or search without --backend / `[backend] url`)")]
+    BackendUnreachable {
+        /// The backend's URL.
+        url: String,
+        /// What the connection or the request met.
+        reason: String,
+    },
+
+    /// The search backend answered with an error (a collection of another model or vector size,
+    /// a request it refused).
+    #[error("the search backend at {url} failed: {reason}")]
+    Backend {
+        /// The backend's URL.
+        url: String,
+        /// The server's or the client's error.
+        reason: String,
+    },
 }
 
 /// Result alias used throughout the library.
@@ -115,7 +135,8 @@ impl Error {
             Error::InvalidInput(_) | Error::Config(_) | Error::IndexMissing { .. } => ErrorClass::Input,
             Error::ModelMissing { .. } | Error::ModelLoad { .. } | Error::ModelsDirNotFound { .. } => ErrorClass::Model,
             Error::IndexIncompatible { .. } | Error::Locked { .. } | Error::IndexCorrupt { .. } => ErrorClass::Index,
-            Error::Inference(_) | Error::Io { .. } | Error::Tantivy(_) => ErrorClass::Other,
+            Error::Inference(_) | Error::Io { .. } | Error::Tantivy(_) | Error::Backend { .. } => ErrorClass::Other,
+            Error::BackendUnreachable { .. } => ErrorClass::Unreachable,
         }
     }
 }
@@ -131,7 +152,9 @@ pub enum ErrorClass {
     /// Index state: built by another model or schema, locked by a writer, or damaged; rebuild or
     /// wait.
     Index,
-    /// Anything else (I/O, inference).
+    /// The search backend (`[backend] url`) is down or too slow: start it, or search locally.
+    Unreachable,
+    /// Anything else (I/O, inference, an error the search backend answered with).
     Other,
 }
 

@@ -2,6 +2,7 @@
 //! package's dev-dependency on itself turns on). Not an API: no stability, no documentation
 //! promise; a program depending on the crate has no reason to enable it.
 
+pub use crate::backend::{Backend, PushReport};
 pub use crate::chunk::chunk_document;
 pub use crate::config::{ChunkConfig, ContextConfig, TierConfig, VectorConfig};
 pub use crate::context::{context, label};

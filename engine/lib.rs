@@ -39,6 +39,7 @@
 //! adds the `engine` command line as [`cli`].
 #![warn(missing_docs)]
 
+mod backend;
 mod chunk;
 #[cfg(feature = "cli")]
 pub mod cli;

@@ -3,6 +3,8 @@
 # into a cache (a second run does no network work), and prints the environment the tests read:
 #   ENGINE_MCP_PYTHON  a Python with the official MCP SDK (PyPI mcp==2.3.0)
 #   ENGINE_CLAUDE      the Claude Code CLI (npm @anthropic-ai/claude-code@2.1.332)
+#   ENGINE_MILVUS_LITE the Milvus Lite server (PyPI milvus-lite==3.2.2, with pymilvus==3.0.2 whose
+#                      gRPC stubs it serves): the search backend the Milvus tests push to
 # Usage: eval "$(scripts/test-clients.sh)"
 set -euo pipefail
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/engine/test-clients"
@@ -24,5 +26,14 @@ if [ ! -f "$claude/.complete" ]; then
     touch "$claude/.complete"
 fi
 
+milvus="$cache/milvus-lite-3.2.2"
+if [ ! -f "$milvus/.complete" ]; then
+    rm -rf "$milvus"
+    python3 -m venv "$milvus" >&2
+    "$milvus/bin/python" -m pip install --quiet --disable-pip-version-check "milvus-lite==3.2.2" "pymilvus==3.0.2" >&2
+    touch "$milvus/.complete"
+fi
+
 echo "export ENGINE_MCP_PYTHON='$mcp/bin/python'"
 echo "export ENGINE_CLAUDE='$claude/node_modules/.bin/claude'"
+echo "export ENGINE_MILVUS_LITE='$milvus/bin/milvus-lite'"

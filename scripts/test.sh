@@ -17,8 +17,9 @@ python3 scripts/module-cycles.py
 cargo clippy --release --all-targets -- -D warnings
 # The library's documentation builds without a broken link or a warning.
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
-# The real clients the integration tests drive the engine with (the MCP Python SDK, the Claude
-# Code CLI), pinned and installed once from the registries into a cache.
+# The real clients and servers the integration tests drive the engine with (the MCP Python SDK,
+# the Claude Code CLI, the Milvus Lite server the Milvus tests start and stop), pinned and
+# installed once from the registries into a cache.
 eval "$(scripts/test-clients.sh)"
 cargo test --release
 # The library's examples, run for real with the fetched model (cargo test has built them).

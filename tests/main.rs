@@ -15,6 +15,7 @@ mod index;
 mod install;
 mod mcp;
 mod memory_cli;
+mod milvus;
 mod offline;
 mod plugin;
 mod rerank;

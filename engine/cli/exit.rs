@@ -1,6 +1,7 @@
 //! Exit codes, by class, in one place: 0 done, 1 anything else, 2 bad input or usage, 3 models
 //! missing or broken, 4 index state (missing generation, incompatible, locked, damaged), 5 a golden
-//! set below its threshold. Errors are printed as one line on stderr.
+//! set below its threshold, 6 the search backend (`[backend] url`) unreachable. Errors are
+//! printed as one line on stderr.
 
 use crate::error::{one_line, ErrorClass};
 
@@ -16,6 +17,7 @@ fn code(class: ErrorClass) -> i32 {
         ErrorClass::Input => USAGE,
         ErrorClass::Model => 3,
         ErrorClass::Index => 4,
+        ErrorClass::Unreachable => 6,
         ErrorClass::Other => 1,
     }
 }

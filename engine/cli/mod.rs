@@ -41,6 +41,7 @@ fn run(cli: Cli) -> Result<i32> {
     match cli.command {
         Command::Index(args) => commands::index::run(args, config),
         Command::Export(args) => commands::export::run(args),
+        Command::Push(args) => commands::push::run(args, config),
         Command::Status(args) => commands::status::run(args),
         Command::Eval(args) => commands::eval::run(args, config),
         Command::Chunks(args) => commands::chunks::run(args, config),

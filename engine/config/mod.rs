@@ -182,6 +182,7 @@ settings! {
     hook: HookConfig / HookLayer,
     capture: CaptureConfig / CaptureLayer,
     memory: MemoryConfig / MemoryLayer,
+    backend: BackendConfig / BackendLayer,
 }
 
 /// Removes section `name` from a parsed file; a value that is not a table is a warning.

@@ -441,6 +441,18 @@ section! {
     }
 }
 
+section! {
+    /// A search backend that runs the BM25 and vector legs in place of the local index
+    /// (docs/scale-out.md); the engine still runs everything else, on the local index's chunks.
+    BackendConfig / BackendLayer {
+        /// `milvus://HOST:PORT/COLLECTION`, a collection `engine push` wrote (unset: the local
+        /// index runs the legs).
+        url: Option<String> = None,
+        /// Milliseconds to connect, and per request, before the backend counts as unreachable.
+        timeout_ms: u64 = 3000 => Bound::ints(DEADLINE_MS),
+    }
+}
+
 // The rules relating two keys of a section; the other sections have none.
 impl Rules for EmbedConfig {}
 impl Rules for IndexConfig {}
@@ -453,6 +465,9 @@ impl Rules for ContextConfig {}
 impl Rules for HookConfig {}
 impl Rules for CaptureConfig {}
 impl Rules for MemoryConfig {}
+// The URL's form is checked where it is used (`backend::BackendUrl::parse`): backend reads the
+// index, which reads settings.
+impl Rules for BackendConfig {}
 
 impl Rules for VectorConfig {
     fn rules(&self, c: &mut Check) {

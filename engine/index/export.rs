@@ -47,10 +47,20 @@ pub struct ExportedChunk {
     /// What a BM25 engine should index for it: title, path, symbols, tags and body, one per line
     /// (the fields this engine searches, without its per-field boosts).
     pub bm25_text: String,
+    /// A memory record's category.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
+    /// When a memory record was created, in seconds since the epoch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub created: Option<i64>,
+    /// A memory record that a newer one supersedes (search ranks it lower).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub superseded: bool,
 }
 
-/// Writes every chunk of the index at `index_dir` as JSON lines; returns how many.
-pub fn export(index_dir: &Path, out: &mut dyn Write) -> Result<usize> {
+/// Every chunk of the index at `index_dir`, in document then line order, each with its key in
+/// the live generation (what search's legs return); and the generation's metadata.
+pub(crate) fn chunks(index_dir: &Path) -> Result<(store::Meta, Vec<(u64, ExportedChunk)>)> {
     let generation =
         store::current_generation(index_dir)?.ok_or_else(|| Error::IndexMissing { path: index_dir.to_path_buf() })?;
     let meta = store::read_meta(&generation)?;
@@ -61,32 +71,59 @@ pub fn export(index_dir: &Path, out: &mut dyn Write) -> Result<usize> {
     let mut chunks: Vec<(u64, crate::hit::Hit)> = snapshot.all().collect::<Result<_>>()?;
     // Document order, then line order: the same files export in the same order.
     chunks.sort_by(|a, b| (&a.1.doc, a.1.start_line, a.1.end_line).cmp(&(&b.1.doc, b.1.start_line, b.1.end_line)));
-    for (key, hit) in &chunks {
-        let embedded = crate::index::titled_text(&hit.title, &hit.text);
-        let content_hash = hex::encode(Sha256::digest(embedded.as_bytes()));
-        let line = ExportedChunk {
-            id: format!("{}#{}", hit.doc, &content_hash[..16]),
-            document: hit.doc.clone(),
-            path: hit.path.clone(),
-            start_line: hit.start_line,
-            end_line: hit.end_line,
-            title: hit.title.clone(),
-            kind: hit.kind.clone(),
-            lang: hit.lang.clone(),
-            symbols: hit.symbols.clone(),
-            tags: hit.tags.clone(),
-            content_hash,
-            model: meta.model_id.clone(),
-            vector: rows.get(key).map(|r| vectors.row(*r).to_vec()),
-            text: hit.text.clone(),
-            bm25_text: [hit.title.as_str(), hit.path.as_str(), &hit.symbols.join(" "), &hit.tags.join(" "), &hit.text]
-                .iter()
-                .filter(|s| !s.is_empty())
-                .copied()
-                .collect::<Vec<_>>()
-                .join("\n"),
-        };
-        let json = serde_json::to_string(&line).map_err(|e| Error::io("serialising a chunk", e.into()))?;
+    let out = chunks
+        .into_iter()
+        .map(|(key, hit)| {
+            let vector = rows.get(&key).map(|r| vectors.row(*r).to_vec());
+            (key, exported(hit, vector, &meta))
+        })
+        .collect();
+    Ok((meta, out))
+}
+
+/// The id [`ExportedChunk::id`] gives a chunk, from its document id and its embedded text.
+pub(crate) fn chunk_id(doc: &str, title: &str, text: &str) -> String {
+    let content_hash = hex::encode(Sha256::digest(crate::index::titled_text(title, text).as_bytes()));
+    format!("{doc}#{}", &content_hash[..16])
+}
+
+fn exported(hit: crate::hit::Hit, vector: Option<Vec<f32>>, meta: &store::Meta) -> ExportedChunk {
+    let embedded = crate::index::titled_text(&hit.title, &hit.text);
+    let content_hash = hex::encode(Sha256::digest(embedded.as_bytes()));
+    let created = meta.memory_created.iter().find(|(doc, title, _, _)| *doc == hit.doc && *title == hit.title);
+    let superseded = meta.superseded.iter().any(|(doc, title)| *doc == hit.doc && *title == hit.title);
+    ExportedChunk {
+        id: format!("{}#{}", hit.doc, &content_hash[..16]),
+        bm25_text: [hit.title.as_str(), hit.path.as_str(), &hit.symbols.join(" "), &hit.tags.join(" "), &hit.text]
+            .iter()
+            .filter(|s| !s.is_empty())
+            .copied()
+            .collect::<Vec<_>>()
+            .join("\n"),
+        document: hit.doc,
+        path: hit.path,
+        start_line: hit.start_line,
+        end_line: hit.end_line,
+        title: hit.title,
+        kind: hit.kind,
+        lang: hit.lang,
+        symbols: hit.symbols,
+        tags: hit.tags,
+        content_hash,
+        model: meta.model_id.clone(),
+        vector,
+        text: hit.text,
+        category: created.map(|(_, _, category, _)| category.clone()),
+        created: created.map(|(_, _, _, at)| *at),
+        superseded,
+    }
+}
+
+/// Writes every chunk of the index at `index_dir` as JSON lines; returns how many.
+pub fn export(index_dir: &Path, out: &mut dyn Write) -> Result<usize> {
+    let (_, chunks) = chunks(index_dir)?;
+    for (_, line) in &chunks {
+        let json = serde_json::to_string(line).map_err(|e| Error::io("serialising a chunk", e.into()))?;
         writeln!(out, "{json}").ctx(|| "writing the export".to_string())?;
     }
     Ok(chunks.len())

@@ -86,6 +86,8 @@ pub(crate) fn request(query: &str, config: &crate::config::HookConfig) -> Search
     req.rerank = Some(config.rerank);
     // The context block cuts its own excerpts from each hit's text, cleaning what it shows.
     req.snippets = false;
+    // A prompt is answered from the local index when the search backend is down.
+    req.local_fallback = true;
     req
 }
 

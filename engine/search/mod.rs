@@ -6,8 +6,10 @@
 pub(crate) mod builder;
 pub(crate) mod fuse;
 pub(crate) mod intent;
+mod remote;
 pub mod rerank;
 
+use crate::backend::Backend;
 use crate::config::Weights;
 use crate::config::{FuseMethod, Mode, RerankMode, Settings};
 use crate::context::{self, ContextBlock};
@@ -47,13 +49,26 @@ pub struct SearchRequest {
     /// Fill every hit's [`Hit::snippet`](crate::Hit::snippet) (on by default; a caller that only
     /// reads the hits' text, such as the hook's context block, saves redacting each whole text).
     pub snippets: bool,
+    /// When the search backend (`[backend] url`) is unreachable, run the legs on the local index
+    /// instead of failing (the hook: a prompt is answered whatever the backend's state); the
+    /// response says so in [`SearchResponse::backend_error`].
+    pub local_fallback: bool,
 }
 
 impl SearchRequest {
     /// A request for `k` results in `mode`, with snippets, without explanation, evidence or rerank
     /// override.
     pub fn new(query: impl Into<String>, k: usize, mode: Mode) -> SearchRequest {
-        SearchRequest { query: query.into(), k, mode, explain: false, evidence: false, rerank: None, snippets: true }
+        SearchRequest {
+            query: query.into(),
+            k,
+            mode,
+            explain: false,
+            evidence: false,
+            rerank: None,
+            snippets: true,
+            local_fallback: false,
+        }
     }
 }
 
@@ -110,6 +125,14 @@ pub struct SearchResponse {
     /// are found by BM25 only). `None` when every chunk has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub vectors: Option<VectorCoverage>,
+    /// The search backend that ran the BM25 and vector legs (`[backend] url`); `None`: the local
+    /// index did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backend: Option<String>,
+    /// Why the backend could not run the legs when the request let the local index run them
+    /// instead ([`SearchRequest::local_fallback`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backend_error: Option<String>,
     /// Whether anything answers the query (the abstention verdict); `None` when abstention is off.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verdict: Option<crate::context::abstain::Verdict>,
@@ -146,6 +169,11 @@ pub struct Engine {
     embed_error: Option<String>,
     reranker: Option<Arc<dyn Reranker>>,
     rerank_error: Option<String>,
+    /// The search backend running the legs when `[backend] url` is set: connected at the first
+    /// search that needs it (an engine opens whatever the backend's state), kept across reopens.
+    backend: std::sync::Mutex<Option<Arc<Backend>>>,
+    /// This generation's chunk keys by export id, the ids the backend answers with.
+    backend_keys: std::sync::OnceLock<HashMap<String, u64>>,
 }
 
 /// The vectors of a generation and, for the cosine of any hit, each vector id's row.
@@ -163,6 +191,10 @@ struct Legs {
     query_vector: Option<Vec<f32>>,
     /// Why the vector leg did not run, when it was wanted.
     degraded_reason: Option<String>,
+    /// The backend that ran the text and vector legs, if one did.
+    backend: Option<String>,
+    /// Why the backend did not, when the local index ran them in its place.
+    backend_error: Option<String>,
     /// Where the text legs found each chunk, and its BM25 score (filled by [`Legs::index`]).
     addresses: HashMap<u64, ChunkAddress>,
     bm25: HashMap<u64, f32>,
@@ -411,6 +443,8 @@ impl Engine {
             embed_error,
             reranker: None,
             rerank_error: None,
+            backend: std::sync::Mutex::new(None),
+            backend_keys: std::sync::OnceLock::new(),
         })
     }
 
@@ -423,8 +457,8 @@ impl Engine {
     /// Reads the index's live generation again (after an indexing run), keeping the models.
     pub(crate) fn reopen(&mut self) -> Result<()> {
         let fresh = Engine::with_embedder(&self.dir, self.settings.clone(), self.embedder.clone(), None)?;
-        (self.meta, self.generation_dir, self.reader, self.vectors) =
-            (fresh.meta, fresh.generation_dir, fresh.reader, fresh.vectors);
+        (self.meta, self.generation_dir, self.reader, self.vectors, self.backend_keys) =
+            (fresh.meta, fresh.generation_dir, fresh.reader, fresh.vectors, fresh.backend_keys);
         self.use_graph = fresh.use_graph && !self.exact_only;
         Ok(())
     }
@@ -437,6 +471,7 @@ impl Engine {
         fresh.exact_only = self.exact_only;
         fresh.embed_error = self.embed_error.clone();
         (fresh.reranker, fresh.rerank_error) = (self.reranker.clone(), self.rerank_error.clone());
+        fresh.backend = std::sync::Mutex::new(self.connected_backend());
         fresh.preload();
         Ok(fresh)
     }
@@ -527,6 +562,8 @@ impl Engine {
             results,
             evidence,
             vectors: self.meta.vectors.map(|embedded| VectorCoverage { embedded, chunks: self.meta.chunks }),
+            backend: legs.backend,
+            backend_error: legs.backend_error,
             verdict,
             timings_ms: timings,
         })
@@ -563,6 +600,21 @@ impl Engine {
         timings: &mut Timings,
     ) -> Result<Legs> {
         let (mode, n) = (req.mode, self.settings.search.top_n.max(req.k));
+        let mut backend_error = None;
+        if let Some(url) = self.settings.backend.url.as_deref() {
+            match self.remote_legs(url, snapshot, query, req, timings) {
+                Ok(mut legs) => {
+                    if mode == Mode::Hybrid && !intent.symbols.is_empty() {
+                        legs.symbol = Some(timed(&mut timings.symbol, || snapshot.symbols(&intent.symbols, n))?);
+                    }
+                    return Ok(legs.index());
+                }
+                Err(e) if req.local_fallback && e.class() == crate::ErrorClass::Unreachable => {
+                    backend_error = Some(e.to_string());
+                }
+                Err(e) => return Err(e),
+            }
+        }
         let (want_lex, want_vec) = (mode != Mode::Vector, mode != Mode::Bm25);
         // A thread of its own for the lexical leg: rayon::join from outside its pool (the daemon,
         // the MCP server) queues both halves and often runs them one after the other.
@@ -580,7 +632,7 @@ impl Engine {
             (lexical, vector)
         });
         timings.bm25 = lex_ms;
-        let mut legs = Legs::default();
+        let mut legs = Legs { backend_error, ..Legs::default() };
         match vector {
             Some(Ok((hits, q, embed_ms))) => {
                 timings.embed = embed_ms;

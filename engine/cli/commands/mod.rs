@@ -11,6 +11,7 @@ pub(super) mod index;
 pub(super) mod mcp;
 pub(super) mod memory;
 pub(super) mod models;
+pub(super) mod push;
 pub(super) mod search;
 pub(super) mod serve;
 pub(super) mod status;

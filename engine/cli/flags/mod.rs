@@ -3,7 +3,9 @@
 
 pub(crate) mod memory;
 
-use crate::config::{bounds, EmbedLayer, Mode, RerankLayer, RerankMode, SearchLayer, Settings, SettingsLayer};
+use crate::config::{
+    bounds, BackendLayer, EmbedLayer, Mode, RerankLayer, RerankMode, SearchLayer, Settings, SettingsLayer,
+};
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 use std::ops::RangeInclusive;
@@ -26,6 +28,9 @@ pub(crate) enum Command {
     /// Write every chunk with its vector as JSON lines (schema: docs/scale-out.md), for loading
     /// into a distributed engine.
     Export(ExportArgs),
+    /// Copy the index into a search backend (`milvus://HOST:PORT/COLLECTION`), incrementally:
+    /// only changed chunks are written, removed ones deleted (docs/scale-out.md).
+    Push(PushArgs),
     /// Show what an index holds.
     Status(StatusArgs),
     /// Measure retrieval quality: the golden sets (no arguments; the CI gate), a BEIR collection
@@ -116,6 +121,18 @@ pub(crate) struct ExportArgs {
     /// Write here instead of stdout.
     #[arg(long)]
     pub out: Option<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct PushArgs {
+    /// Where to: `milvus://HOST:PORT/COLLECTION` (the collection is created when absent).
+    pub url: String,
+    /// Index directory (default: the nearest .engine/ above the current directory).
+    #[arg(long)]
+    pub index: Option<PathBuf>,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -211,6 +228,10 @@ pub(crate) struct SearchArgs {
     /// Search in this process even when a warm daemon serves the index (`[search] daemon`).
     #[arg(long)]
     pub no_daemon: bool,
+    /// Have this search backend run the BM25 and vector legs: `milvus://HOST:PORT/COLLECTION`
+    /// (`[backend] url`).
+    #[arg(long, value_name = "URL")]
+    pub backend: Option<String>,
     /// Colour the query's words in text output: auto (on a terminal, unless NO_COLOR is set),
     /// always, or never.
     #[arg(long, value_enum, default_value_t = ColorWhen::Auto, value_name = "WHEN")]
@@ -248,6 +269,7 @@ impl SearchArgs {
         SettingsLayer {
             search: SearchLayer { k: self.k, mode: self.mode, ..Default::default() },
             rerank: RerankLayer { mode: self.rerank, ..Default::default() },
+            backend: BackendLayer { url: self.backend.clone().map(Some), ..Default::default() },
             ..Default::default()
         }
     }

@@ -1,0 +1,488 @@
+//! The Milvus backend, through the official Rust SDK (`milvus-sdk-rust`). One collection per
+//! index: a row per chunk keyed by its content-stable export id, its normalised vector in an
+//! HNSW index (cosine), and for each field the local BM25 leg searches (title, body, symbols,
+//! path, tags) that field's terms, scored by Milvus's own BM25 function into a sparse field of
+//! its own; beside them the fields the pipeline reads (path, lines, title, kind, lang, symbols,
+//! tags, category, created, superseded) and a fingerprint of them all, which is what makes a
+//! push incremental.
+//!
+//! Parity with the local BM25 leg: the terms are this engine's analyzer's (code-aware splitting,
+//! stop words, stemming: `index::bm25::terms`), written one per word so that Milvus's standard
+//! analyzer keeps each as it is, and the lexical leg is the sum of the fields' BM25 scores
+//! weighted by `[bm25]`'s boosts, as tantivy's query is — summed here, over each field's top hits.
+//!
+//! The SDK is async (tokio, tonic): a runtime of one worker thread lives here and every call
+//! blocks on it, so the rest of the engine stays synchronous.
+
+use super::{BackendUrl, PushReport, RemoteLegs};
+use crate::config::Bm25Config;
+use crate::error::{Error, Result};
+use crate::index::bm25;
+use crate::index::export::{self, ExportedChunk};
+use milvus::v2 as sdk;
+use milvus::v2::prelude::*;
+use sha2::{Digest, Sha256};
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::time::Duration;
+
+const ID: &str = "id";
+const FINGERPRINT: &str = "fingerprint";
+const DENSE: &str = "dense";
+/// The BM25 fields: the terms of each (a VarChar Milvus analyses) and its sparse vector.
+const TEXT_FIELDS: [&str; 5] = ["title", "body", "symbols", "path", "tags"];
+/// Milvus's longest VarChar, in bytes.
+const MAX_VARCHAR: usize = 65_535;
+/// Rows per upsert: well under gRPC's message limit for 1024-float vectors and long texts.
+const UPSERT_BATCH: usize = 500;
+/// Ids per delete and rows per page of the id listing.
+const ID_BATCH: usize = 1000;
+/// HNSW: links per node and build-time candidates, as the local index (`[vector]` defaults).
+const HNSW_M: u32 = 16;
+const HNSW_EF_CONSTRUCTION: u32 = 200;
+/// Candidates per HNSW query at least (raised to the hits wanted).
+const HNSW_EF_SEARCH: usize = 96;
+
+/// The scalar fields beside the vectors: (name, max bytes for a VarChar, or 0 for Int64/Bool).
+const VARCHARS: [(&str, usize); 10] = [
+    ("document", MAX_VARCHAR),
+    ("path", 4096),
+    ("title", MAX_VARCHAR),
+    ("kind", 64),
+    ("lang", 64),
+    ("symbols", MAX_VARCHAR),
+    ("tags", MAX_VARCHAR),
+    ("category", 256),
+    ("model", 512),
+    ("text", MAX_VARCHAR),
+];
+
+pub(super) struct Milvus {
+    url: BackendUrl,
+    runtime: tokio::runtime::Runtime,
+    client: ClientV2,
+}
+
+impl Milvus {
+    pub(super) fn connect(url: BackendUrl, timeout: Duration) -> Result<Milvus> {
+        reachable(&url, timeout)?;
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("engine-milvus")
+            .enable_all()
+            .build()
+            .map_err(|e| Error::io("starting the Milvus client's runtime", e))?;
+        let config = ConnectConfig::new()
+            .uri(format!("http://{}:{}", url.host, url.port))
+            .connect_timeout(timeout)
+            .rpc_timeout(timeout)
+            // A stopped server is said at once, not retried for seconds.
+            .retry(RetryConfig::new().max_attempts(1))
+            .telemetry(TelemetryConfig::new().enabled(false));
+        let client = runtime.block_on(ClientV2::new(&config)).map_err(|e| failure(&url, e))?;
+        Ok(Milvus { url, runtime, client })
+    }
+
+    pub(super) fn push(&self, index_dir: &Path) -> Result<PushReport> {
+        let (meta, chunks) = export::chunks(index_dir)?;
+        if let Some(embedded) = meta.vectors {
+            return Err(Error::InvalidInput(format!(
+                "the index at {} is still embedding ({embedded} of {} chunks have a vector): push once `engine index` is done",
+                index_dir.display(),
+                meta.chunks
+            )));
+        }
+        let created = self.ensure_collection(meta.dimensions)?;
+        let stored = self.stored_fingerprints()?;
+        let rows: Vec<(String, String, serde_json::Value)> = chunks
+            .into_iter()
+            .map(|(_, chunk)| {
+                let (fingerprint, row) = row(chunk);
+                (row[ID].as_str().unwrap_or_default().to_string(), fingerprint, row)
+            })
+            .collect();
+        let local: HashSet<&str> = rows.iter().map(|(id, _, _)| id.as_str()).collect();
+        let stale: Vec<String> = stored.keys().filter(|id| !local.contains(id.as_str())).cloned().collect();
+        let changed: Vec<serde_json::Value> = rows
+            .iter()
+            .filter(|(id, fingerprint, _)| stored.get(id) != Some(fingerprint))
+            .map(|(_, _, row)| row.clone())
+            .collect();
+        for batch in changed.chunks(UPSERT_BATCH) {
+            let insert = InsertRequest::builder()
+                .collection_name(&self.url.collection)
+                .rows(batch.to_vec())
+                .build()
+                .map_err(|e| failure(&self.url, e))?;
+            let request = UpsertRequest::builder().insert(insert).build().map_err(|e| failure(&self.url, e))?;
+            self.call(self.client.upsert(request))?;
+        }
+        for batch in stale.chunks(ID_BATCH) {
+            // A filter rather than `ids`: the SDK sends ids as a filter template, which Milvus
+            // Lite does not take.
+            let ids: Vec<String> = batch.iter().map(|id| string_literal(id)).collect();
+            let request = DeleteRequest::builder()
+                .collection_name(&self.url.collection)
+                .filter(format!("{ID} in [{}]", ids.join(", ")))
+                .build()
+                .map_err(|e| failure(&self.url, e))?;
+            self.call(self.client.delete(request))?;
+        }
+        if !changed.is_empty() || !stale.is_empty() {
+            // Sealed segments get their indexes; Milvus Lite otherwise rebuilds the BM25 index of
+            // its unflushed rows at every search.
+            let flush = FlushRequest::builder()
+                .collection_names([&self.url.collection])
+                .build()
+                .map_err(|e| failure(&self.url, e))?;
+            self.call(self.client.flush(flush))?;
+        }
+        Ok(PushReport { chunks: rows.len(), created, upserted: changed.len(), deleted: stale.len() })
+    }
+
+    /// Creates and loads the collection when there is none; refuses one whose vectors have
+    /// another size. True when it was created.
+    fn ensure_collection(&self, dimensions: usize) -> Result<bool> {
+        let name = &self.url.collection;
+        let exists = self
+            .call(self.client.has_collection(
+                HasCollectionRequest::builder().collection_name(name).build().map_err(|e| failure(&self.url, e))?,
+            ))?
+            .exists();
+        if exists {
+            let described = self.call(
+                self.client.describe_collection(
+                    DescribeCollectionRequest::builder()
+                        .collection_name(name)
+                        .build()
+                        .map_err(|e| failure(&self.url, e))?,
+                ),
+            )?;
+            let fields = described.description().get_schema().get_fields();
+            let has = |name: &str| fields.iter().any(|f| f.get_name() == name);
+            let engines = has(FINGERPRINT) && TEXT_FIELDS.iter().all(|f| has(&format!("{f}_sparse")));
+            let dense = fields.iter().find(|f| f.get_name() == DENSE).map(|f| f.get_dimension() as usize);
+            let problem = match dense {
+                _ if !engines => Some("is not one `engine push` wrote (or an older engine's)".to_string()),
+                Some(d) if d != dimensions => {
+                    Some(format!("holds vectors of {d} while the index has vectors of {dimensions}"))
+                }
+                _ => None,
+            };
+            if let Some(problem) = problem {
+                return Err(Error::Backend {
+                    url: self.url.to_string(),
+                    reason: format!("collection {name} {problem}: push to another collection, or drop this one"),
+                });
+            }
+        } else {
+            let request = CreateCollectionRequest::builder()
+                .collection_name(name)
+                .schema(schema(dimensions))
+                .index_params(
+                    vec![IndexParam::new()
+                        .field_name(DENSE)
+                        .index_type(IndexType::Hnsw)
+                        .metric_type(MetricType::Cosine)
+                        .extra_params(HashMap::from([
+                            ("M".to_string(), HNSW_M.to_string()),
+                            ("efConstruction".to_string(), HNSW_EF_CONSTRUCTION.to_string()),
+                        ]))]
+                    .into_iter()
+                    .chain(TEXT_FIELDS.iter().map(|f| {
+                        IndexParam::new()
+                            .field_name(format!("{f}_sparse"))
+                            .index_type(IndexType::SparseInvertedIndex)
+                            .metric_type(MetricType::Bm25)
+                    }))
+                    .collect(),
+                )
+                .build()
+                .map_err(|e| failure(&self.url, e))?;
+            self.call(self.client.create_collection(request))?;
+        }
+        let load = LoadCollectionRequest::builder().collection_name(name).build().map_err(|e| failure(&self.url, e))?;
+        self.call(self.client.load_collection(load))?;
+        Ok(!exists)
+    }
+
+    /// Every stored chunk id with its fingerprint, page by page in id order (`id > last`, with
+    /// the `iterator` parameter that has Milvus order a page by primary key; the SDK's own
+    /// iterator needs a collection id that Milvus Lite does not give).
+    fn stored_fingerprints(&self) -> Result<HashMap<String, String>> {
+        let mut out = HashMap::new();
+        let mut last: Option<String> = None;
+        loop {
+            let filter = match &last {
+                Some(id) => format!("{ID} > {}", string_literal(id)),
+                None => format!("{ID} != \"\""),
+            };
+            let request = QueryRequest::builder()
+                .collection_name(&self.url.collection)
+                .filter(filter)
+                .output_fields([ID, FINGERPRINT])
+                .limit(ID_BATCH as i64)
+                .extra_params(HashMap::from([("iterator".to_string(), "true".to_string())]))
+                .consistency_level(sdk::ConsistencyLevel::Strong)
+                .build()
+                .map_err(|e| failure(&self.url, e))?;
+            let page = self.call(self.client.query(request))?;
+            let mut rows = 0;
+            for row in page.results().rows().map_err(|e| failure(&self.url, e))? {
+                let id = row.get_str(ID).map_err(|e| failure(&self.url, e))?;
+                let fingerprint = row.get_str(FINGERPRINT).map_err(|e| failure(&self.url, e))?;
+                if last.as_deref().is_none_or(|l| id > l) {
+                    last = Some(id.to_string());
+                }
+                out.insert(id.to_string(), fingerprint.to_string());
+                rows += 1;
+            }
+            if rows < ID_BATCH {
+                return Ok(out);
+            }
+        }
+    }
+
+    pub(super) fn legs(
+        &self,
+        text: Option<&str>,
+        vector: Option<&[f32]>,
+        n: usize,
+        boosts: &Bm25Config,
+    ) -> Result<RemoteLegs> {
+        let search = |field: &str, vectors: SearchVectors, params: HashMap<String, String>| {
+            SearchRequest::builder()
+                .collection_name(&self.url.collection)
+                .vector_field(field)
+                .vectors(vectors)
+                .limit(n as i64)
+                .extra_params(params)
+                .consistency_level(sdk::ConsistencyLevel::Strong)
+                .build()
+                .map_err(|e| failure(&self.url, e))
+        };
+        let mut requests: Vec<(f32, SearchRequest)> = Vec::new();
+        if let Some(text) = text {
+            let mut terms = bm25::terms(text);
+            terms.sort();
+            terms.dedup();
+            let words = words(&terms);
+            let weighted =
+                [boosts.title_boost, boosts.body_boost, boosts.symbols_boost, boosts.path_boost, boosts.tags_boost];
+            for (field, boost) in TEXT_FIELDS.iter().zip(weighted) {
+                if boost > 0.0 && !words.is_empty() {
+                    let vectors = SearchVectors::EmbeddedText(vec![words.clone()]);
+                    requests.push((boost, search(&format!("{field}_sparse"), vectors, HashMap::new())?));
+                }
+            }
+        }
+        let ef = HashMap::from([("ef".to_string(), n.max(HNSW_EF_SEARCH).to_string())]);
+        let dense = vector.map(|v| search(DENSE, SearchVectors::Float(vec![v.to_vec()]), ef)).transpose()?;
+        let (lexical, dense) = self.runtime.block_on(async {
+            let lexical = futures::future::join_all(
+                requests
+                    .into_iter()
+                    .map(|(boost, r)| async move { self.client.search(r).await.map(|answer| (boost, answer)) }),
+            );
+            let dense = async {
+                match dense {
+                    Some(r) => self.client.search(r).await.map(Some),
+                    None => Ok(None),
+                }
+            };
+            tokio::join!(lexical, dense)
+        });
+        let lexical = match text {
+            Some(_) => {
+                let mut summed: HashMap<String, f32> = HashMap::new();
+                for answer in lexical {
+                    let (boost, answer) = answer.map_err(|e| failure(&self.url, e))?;
+                    // BM25 is never negative: Milvus Lite answers with it negated (as a
+                    // distance, smaller first), Milvus itself with it as it is.
+                    for (id, score) in ranked(&answer) {
+                        *summed.entry(id).or_default() += boost * score.abs();
+                    }
+                }
+                let mut hits: Vec<(String, f32)> = summed.into_iter().collect();
+                hits.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+                hits.truncate(n);
+                Some(hits)
+            }
+            None => None,
+        };
+        let vector = dense.map_err(|e| failure(&self.url, e))?.map(|r| ranked(&r));
+        Ok(RemoteLegs { lexical, vector })
+    }
+
+    /// Runs one SDK call to its end on the runtime, its error said as the engine's.
+    fn call<T>(&self, f: impl std::future::Future<Output = milvus::v2::error::Result<T>>) -> Result<T> {
+        self.runtime.block_on(f).map_err(|e| failure(&self.url, e))
+    }
+}
+
+/// Whether anything listens at the URL's address: the SDK retries a refused connection until its
+/// timeout, where a stopped server should be said at once (the hook has a deadline).
+fn reachable(url: &BackendUrl, timeout: Duration) -> Result<()> {
+    use std::net::{TcpStream, ToSocketAddrs};
+    let unreachable = |reason: String| Error::BackendUnreachable { url: url.to_string(), reason };
+    let host = url.host.trim_start_matches('[').trim_end_matches(']');
+    let addresses = (host, url.port).to_socket_addrs().map_err(|e| unreachable(format!("resolving {host}: {e}")))?;
+    let mut last = format!("{host} has no address");
+    for address in addresses {
+        match TcpStream::connect_timeout(&address, timeout) {
+            Ok(_) => return Ok(()),
+            Err(e) => last = format!("connecting to {address}: {e}"),
+        }
+    }
+    Err(unreachable(last))
+}
+
+/// `s` as a string literal of Milvus's filter expressions.
+fn string_literal(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        if matches!(c, '"' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('"');
+    out
+}
+
+/// The ids and scores of the one query's hits, best first.
+fn ranked(response: &milvus::v2::response::dql::SearchResponse) -> Vec<(String, f32)> {
+    let mut out = Vec::new();
+    for result in response.results() {
+        if let Ids::VarChar(ids) = result.get_ids() {
+            out.extend(ids.iter().cloned().zip(result.get_scores().iter().copied()));
+        }
+    }
+    out
+}
+
+fn schema(dimensions: usize) -> CollectionSchema {
+    let mut schema = sdk::CollectionSchema::new()
+        .add_field(
+            FieldSchema::new()
+                .name(ID)
+                .data_type(sdk::DataType::VarChar)
+                .max_length(MAX_VARCHAR as u32)
+                .primary_key(true),
+        )
+        .add_field(FieldSchema::new().name(FINGERPRINT).data_type(sdk::DataType::VarChar).max_length(64))
+        .add_field(FieldSchema::new().name(DENSE).data_type(sdk::DataType::FloatVector).dimension(dimensions as u32));
+    for field in TEXT_FIELDS {
+        let terms = format!("{field}_terms");
+        let sparse = format!("{field}_sparse");
+        schema = schema
+            .add_field(
+                FieldSchema::new()
+                    .name(&terms)
+                    .data_type(sdk::DataType::VarChar)
+                    .max_length(MAX_VARCHAR as u32)
+                    .enable_analyzer(true),
+            )
+            .add_field(FieldSchema::new().name(&sparse).data_type(sdk::DataType::SparseFloatVector))
+            .add_function(
+                Function::new()
+                    .name(format!("{field}_bm25"))
+                    .function_type(FunctionType::Bm25)
+                    .input_fields([terms])
+                    .output_fields([sparse]),
+            );
+    }
+    for (name, max) in VARCHARS {
+        schema =
+            schema.add_field(FieldSchema::new().name(name).data_type(sdk::DataType::VarChar).max_length(max as u32));
+    }
+    for name in ["start_line", "end_line", "created"] {
+        schema = schema.add_field(FieldSchema::new().name(name).data_type(sdk::DataType::Int64));
+    }
+    schema.add_field(FieldSchema::new().name("superseded").data_type(sdk::DataType::Bool))
+}
+
+/// Analysed terms as words Milvus's standard analyzer takes as they are (letters, digits and
+/// `_`): any other character of a term (the `.` of `os.path`, the `::` of `a::b`) is written as
+/// `_xHH_` with its code point, the same for chunks and queries.
+fn words(terms: &[String]) -> String {
+    let mut out = String::new();
+    for term in terms {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        for c in term.chars() {
+            if c.is_alphanumeric() || c == '_' {
+                out.push(c);
+            } else {
+                out.push_str(&format!("_x{:x}_", c as u32));
+            }
+        }
+    }
+    out
+}
+
+/// A chunk as a row, and the fingerprint of everything in it but the vector (which the content
+/// hash and the model id, both in it, decide).
+fn row(chunk: ExportedChunk) -> (String, serde_json::Value) {
+    let cut = |s: &str, max: usize| {
+        let mut end = s.len().min(max);
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        s[..end].to_string()
+    };
+    let terms =
+        |texts: &[&str]| cut(&words(&texts.iter().flat_map(|t| bm25::terms(t)).collect::<Vec<_>>()), MAX_VARCHAR);
+    let mut row = serde_json::json!({
+        ID: cut(&chunk.id, MAX_VARCHAR),
+        "title_terms": terms(&[&chunk.title]),
+        "body_terms": terms(&[&chunk.text]),
+        "symbols_terms": terms(&chunk.symbols.iter().map(String::as_str).collect::<Vec<_>>()),
+        "path_terms": terms(&[&chunk.path]),
+        "tags_terms": terms(&chunk.tags.iter().map(String::as_str).collect::<Vec<_>>()),
+        "document": cut(&chunk.document, MAX_VARCHAR),
+        "path": cut(&chunk.path, 4096),
+        "title": cut(&chunk.title, MAX_VARCHAR),
+        "kind": cut(&chunk.kind, 64),
+        "lang": cut(chunk.lang.as_deref().unwrap_or_default(), 64),
+        "symbols": cut(&chunk.symbols.join("\n"), MAX_VARCHAR),
+        "tags": cut(&chunk.tags.join("\n"), MAX_VARCHAR),
+        "category": cut(chunk.category.as_deref().unwrap_or_default(), 256),
+        "model": cut(&chunk.model, 512),
+        "text": cut(&chunk.text, MAX_VARCHAR),
+        "start_line": chunk.start_line as i64,
+        "end_line": chunk.end_line as i64,
+        "created": chunk.created.unwrap_or(0),
+        "superseded": chunk.superseded,
+    });
+    let fingerprint = hex::encode(Sha256::digest(row.to_string().as_bytes()));
+    row[FINGERPRINT] = fingerprint.clone().into();
+    row[DENSE] = chunk.vector.unwrap_or_default().into();
+    (fingerprint, row)
+}
+
+/// An SDK error as the engine's: no connection, or none in time, is [`Error::BackendUnreachable`];
+/// anything the server answered is [`Error::Backend`].
+fn failure(url: &BackendUrl, e: milvus::v2::error::Error) -> Error {
+    use milvus::v2::error::Error as E;
+    let unreachable = |e: &E| match e {
+        E::Timeout(_) | E::Cancelled(_) => true,
+        E::Grpc(status) => {
+            matches!(status.code(), tonic::Code::Unavailable | tonic::Code::DeadlineExceeded | tonic::Code::Cancelled)
+                && !status.message().is_empty()
+        }
+        _ => false,
+    };
+    let gone = match &e {
+        E::RetryExhausted { source, .. } => unreachable(source),
+        other => unreachable(other),
+    };
+    let reason = crate::error::chain_text(&e);
+    if gone {
+        Error::BackendUnreachable { url: url.to_string(), reason }
+    } else {
+        Error::Backend { url: url.to_string(), reason }
+    }
+}

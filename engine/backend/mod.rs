@@ -1,0 +1,174 @@
+//! Search backends past one machine: `engine push` copies the index into a distributed engine,
+//! and `[backend] url` (`search --backend`) has that engine run the BM25 and vector legs. The
+//! rest of the search path — intent, the query embedding, fusion, boosts, labels, abstention,
+//! tiers and redaction — stays in [`crate::Engine`], on the local index's chunks, so the same
+//! prompts get the same answers whichever runs the legs (docs/scale-out.md).
+//!
+//! One backend so far: Milvus (Lite, Standalone or Distributed: one gRPC API), through the
+//! official Rust SDK behind the `milvus` cargo feature. Its async runtime lives inside
+//! [`milvus`]; everything here is synchronous.
+
+#[cfg(feature = "milvus")]
+mod milvus;
+
+use crate::error::{Error, Result};
+use std::fmt;
+use std::path::Path;
+use std::time::Duration;
+
+/// A backend's address: `milvus://HOST:PORT/COLLECTION`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct BackendUrl {
+    /// Host name or address (an IPv6 address in brackets).
+    pub host: String,
+    /// gRPC port.
+    pub port: u16,
+    /// The collection holding the index.
+    pub collection: String,
+}
+
+impl BackendUrl {
+    /// Parses `milvus://HOST:PORT/COLLECTION`; anything else is bad input (exit 2), said with the
+    /// form expected.
+    pub(crate) fn parse(url: &str) -> Result<BackendUrl> {
+        let bad = |why: &str| {
+            Error::InvalidInput(format!("bad backend URL {url:?}: {why}; expected milvus://HOST:PORT/COLLECTION"))
+        };
+        let rest = url.strip_prefix("milvus://").ok_or_else(|| bad("the scheme must be milvus://"))?;
+        let (authority, collection) = rest.split_once('/').ok_or_else(|| bad("no collection"))?;
+        let (host, port) = authority.rsplit_once(':').ok_or_else(|| bad("no port"))?;
+        let port: u16 = port.parse().ok().filter(|p| *p > 0).ok_or_else(|| bad("the port is not 1..=65535"))?;
+        let host_ok = !host.is_empty()
+            && host.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | ':' | '[' | ']'));
+        if !host_ok {
+            return Err(bad("no host, or a host with characters a host name cannot have"));
+        }
+        // Milvus's rule for collection names.
+        let mut chars = collection.chars();
+        let name_ok = chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && collection.len() <= 255;
+        if !name_ok {
+            return Err(bad("a collection name is a letter or _ then letters, digits and _"));
+        }
+        Ok(BackendUrl { host: host.to_string(), port, collection: collection.to_string() })
+    }
+}
+
+impl fmt::Display for BackendUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "milvus://{}:{}/{}", self.host, self.port, self.collection)
+    }
+}
+
+/// What one `engine push` did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct PushReport {
+    /// Chunks in the local index.
+    pub chunks: usize,
+    /// Whether the collection was created by this push.
+    pub created: bool,
+    /// Chunks written: new ones, and those whose content or fields changed.
+    pub upserted: usize,
+    /// Chunks the collection held that the index no longer has.
+    pub deleted: usize,
+}
+
+/// The two legs as the backend ranked them: chunk ids ([`crate::index::export::ExportedChunk::id`])
+/// with the leg's score (BM25, or cosine), best first. `None` for a leg not asked for.
+#[derive(Debug, Default)]
+pub(crate) struct RemoteLegs {
+    pub lexical: Option<Vec<(String, f32)>>,
+    pub vector: Option<Vec<(String, f32)>>,
+}
+
+/// A connected backend.
+pub struct Backend {
+    #[cfg(feature = "milvus")]
+    client: milvus::Milvus,
+}
+
+impl Backend {
+    /// Connects to the backend at `url` within `timeout`: a bad URL is bad input, no answer in
+    /// time is [`Error::BackendUnreachable`].
+    pub fn connect(url: &str, timeout: Duration) -> Result<Backend> {
+        let url = BackendUrl::parse(url)?;
+        #[cfg(feature = "milvus")]
+        {
+            Ok(Backend { client: milvus::Milvus::connect(url, timeout)? })
+        }
+        #[cfg(not(feature = "milvus"))]
+        {
+            let _ = timeout;
+            Err(Error::InvalidInput(format!(
+                "{url}: this engine was built without the `milvus` cargo feature; rebuild it with `--features milvus`"
+            )))
+        }
+    }
+
+    /// Brings the backend's collection in line with the index at `index_dir`: creates it if need
+    /// be, writes the chunks it lacks or holds in another version, deletes those the index no
+    /// longer has. A second push of an unchanged index writes nothing.
+    pub fn push(&self, index_dir: &Path) -> Result<PushReport> {
+        #[cfg(feature = "milvus")]
+        {
+            self.client.push(index_dir)
+        }
+        #[cfg(not(feature = "milvus"))]
+        {
+            let _ = index_dir;
+            unreachable!("no backend connects without the milvus feature")
+        }
+    }
+
+    /// The lexical leg for `text` (its fields weighted by `boosts`) and the vector leg for
+    /// `vector`, each when given, `n` hits each.
+    pub(crate) fn legs(
+        &self,
+        text: Option<&str>,
+        vector: Option<&[f32]>,
+        n: usize,
+        boosts: &crate::config::Bm25Config,
+    ) -> Result<RemoteLegs> {
+        #[cfg(feature = "milvus")]
+        {
+            self.client.legs(text, vector, n, boosts)
+        }
+        #[cfg(not(feature = "milvus"))]
+        {
+            let _ = (text, vector, n, boosts);
+            unreachable!("no backend connects without the milvus feature")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_backend_url_is_milvus_host_port_collection_and_anything_else_says_the_form() {
+        let url = BackendUrl::parse("milvus://127.0.0.1:19530/project_docs").unwrap();
+        assert_eq!((url.host.as_str(), url.port, url.collection.as_str()), ("127.0.0.1", 19530, "project_docs"));
+        assert_eq!(url.to_string(), "milvus://127.0.0.1:19530/project_docs");
+        assert_eq!(BackendUrl::parse("milvus://[::1]:19530/c").unwrap().host, "[::1]");
+        for bad in [
+            "http://localhost:19530/c",
+            "milvus://localhost/c",
+            "milvus://localhost:19530",
+            "milvus://localhost:0/c",
+            "milvus://localhost:70000/c",
+            "milvus://:19530/c",
+            "milvus://local host:19530/c",
+            "milvus://localhost:19530/9lives",
+            "milvus://localhost:19530/a-b",
+            "milvus://localhost:19530/",
+        ] {
+            let err = BackendUrl::parse(bad).unwrap_err();
+            assert!(
+                err.class() == crate::ErrorClass::Input && err.to_string().contains("milvus://HOST:PORT/COLLECTION"),
+                "{bad}: {err}"
+            );
+        }
+    }
+}
