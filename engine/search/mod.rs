@@ -589,8 +589,8 @@ impl Engine {
         Ok(query)
     }
 
-    /// Retrieval: BM25 and vector concurrently, then the symbol leg when the query names
-    /// identifiers. Without a model the vector leg is replaced by BM25 (degraded).
+    /// Retrieval: BM25 and vector (on the search backend when `[backend] url` names one, else
+    /// concurrently on the local index), then the symbol leg when the query names identifiers.
     fn legs(
         &self,
         snapshot: &Snapshot,
@@ -599,22 +599,37 @@ impl Engine {
         req: &SearchRequest,
         timings: &mut Timings,
     ) -> Result<Legs> {
-        let (mode, n) = (req.mode, self.settings.search.top_n.max(req.k));
         let mut backend_error = None;
-        if let Some(url) = self.settings.backend.url.as_deref() {
-            match self.remote_legs(url, snapshot, query, req, timings) {
-                Ok(mut legs) => {
-                    if mode == Mode::Hybrid && !intent.symbols.is_empty() {
-                        legs.symbol = Some(timed(&mut timings.symbol, || snapshot.symbols(&intent.symbols, n))?);
-                    }
-                    return Ok(legs.index());
-                }
+        let remote = match self.settings.backend.url.as_deref() {
+            Some(url) => match self.remote_legs(url, snapshot, query, req, timings) {
+                Ok(legs) => Some(legs),
                 Err(e) if req.local_fallback && e.class() == crate::ErrorClass::Unreachable => {
                     backend_error = Some(e.to_string());
+                    None
                 }
                 Err(e) => return Err(e),
-            }
+            },
+            None => None,
+        };
+        let mut legs = match remote {
+            Some(legs) => legs,
+            None => Legs { backend_error, ..self.local_legs(snapshot, query, req, timings)? },
+        };
+        if req.mode == Mode::Hybrid && !intent.symbols.is_empty() {
+            let n = self.settings.search.top_n.max(req.k);
+            legs.symbol = Some(timed(&mut timings.symbol, || snapshot.symbols(&intent.symbols, n))?);
         }
+        let mut legs = legs.index();
+        if legs.backend.is_none() {
+            self.embed_fresh(snapshot, &mut legs)?;
+        }
+        Ok(legs)
+    }
+
+    /// BM25 and vector on the local index, concurrently. Without a model the vector leg is
+    /// replaced by BM25 (degraded).
+    fn local_legs(&self, snapshot: &Snapshot, query: &str, req: &SearchRequest, timings: &mut Timings) -> Result<Legs> {
+        let (mode, n) = (req.mode, self.settings.search.top_n.max(req.k));
         let (want_lex, want_vec) = (mode != Mode::Vector, mode != Mode::Bm25);
         // A thread of its own for the lexical leg: rayon::join from outside its pool (the daemon,
         // the MCP server) queues both halves and often runs them one after the other.
@@ -632,7 +647,7 @@ impl Engine {
             (lexical, vector)
         });
         timings.bm25 = lex_ms;
-        let mut legs = Legs { backend_error, ..Legs::default() };
+        let mut legs = Legs::default();
         match vector {
             Some(Ok((hits, q, embed_ms))) => {
                 timings.embed = embed_ms;
@@ -648,11 +663,6 @@ impl Engine {
             None if legs.degraded_reason.is_some() => Some(snapshot.lexical(&self.settings.bm25, query, n)?),
             None => None,
         };
-        if mode == Mode::Hybrid && !intent.symbols.is_empty() {
-            legs.symbol = Some(timed(&mut timings.symbol, || snapshot.symbols(&intent.symbols, n))?);
-        }
-        let mut legs = legs.index();
-        self.embed_fresh(snapshot, &mut legs)?;
         Ok(legs)
     }
 
