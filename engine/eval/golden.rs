@@ -82,6 +82,12 @@ impl QueryKind {
         matches!(self, QueryKind::Answerable | QueryKind::SameWords | QueryKind::OtherWords)
     }
 
+    /// The kind a name in set files and reports stands for.
+    fn named(name: &str) -> Option<QueryKind> {
+        use QueryKind::*;
+        [Answerable, NoAnswer, Chatter, SameWords, OtherWords, Unrelated].into_iter().find(|k| k.as_str() == name)
+    }
+
     /// The kind's name in set files and reports.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -530,7 +536,7 @@ impl HookQuality {
                     .into_iter()
                     .find_map(|(p, a)| name.strip_prefix(p).map(|k| (k.replace('_', "-"), a)))?;
                 let k = self.kinds.get(&kind).filter(|k| k.prompts > 0)?;
-                let answerable = [QueryKind::SameWords, QueryKind::OtherWords].iter().any(|q| q.as_str() == kind);
+                let answerable = QueryKind::named(&kind).is_some_and(QueryKind::answerable);
                 (answerable == answers).then(|| k.right as f64 / k.prompts as f64)
             }
         }
@@ -580,11 +586,7 @@ impl std::fmt::Display for HookQuality {
             return Ok(());
         }
         for (kind, k) in &self.kinds {
-            let what = if [QueryKind::SameWords, QueryKind::OtherWords].iter().any(|q| q.as_str() == kind) {
-                "answered"
-            } else {
-                "silent"
-            };
+            let what = if QueryKind::named(kind).is_some_and(QueryKind::answerable) { "answered" } else { "silent" };
             let chars = k.mean_chars().map_or("no context".to_string(), |c| format!("mean context {c:.0} chars"));
             write!(f, "\n    {kind}: {what} {}/{} ({}), {chars}", k.right, k.prompts, pct(k.right, k.prompts))?;
         }
