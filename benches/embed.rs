@@ -1,5 +1,6 @@
-//! Embedding speed with the real model: one short query, and throughput on 256 chunks of ~200
-//! tokens at batch sizes 1, 8, 16 and 32. Run: `cargo bench --bench embed`.
+//! Embedding speed with the real model: one short query; eight queries of mixed lengths one by one
+//! and in one call, on one thread (so time is CPU: what prompts answered side by side share); and
+//! throughput on 256 chunks of ~200 tokens at batch sizes 1, 8, 16 and 32. Run: `cargo bench --bench embed`.
 //! `ENGINE_BENCH_CHUNKS` changes the chunk count (default 256).
 //! With `ENGINE_BENCH_TEXTS=FILE` (JSON lines with `title` and `text`, as `engine export` writes
 //! them) it only times the raw embedder over those chunks, in the steps indexing uses, and prints
@@ -74,6 +75,8 @@ fn bench(c: &mut Criterion) {
 
     c.bench_function("embed/short_query", |b| b.iter(|| embedder.embed_query("how is the session cache invalidated")));
 
+    queries_together(c, &models);
+
     let n: usize = std::env::var("ENGINE_BENCH_CHUNKS").ok().and_then(|v| v.parse().ok()).unwrap_or(256);
     let texts = chunks(n, &embedder, 200);
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
@@ -86,6 +89,21 @@ fn bench(c: &mut Criterion) {
         let e = OnnxEmbedder::load(&models, &settings).unwrap();
         group.bench_with_input(BenchmarkId::from_parameter(batch), &refs, |b, refs| b.iter(|| e.embed(refs).unwrap()));
     }
+    group.finish();
+}
+
+/// Eight queries of 6 to 30 tokens, one run each against one run for all (padded to the longest).
+fn queries_together(c: &mut Criterion, models: &Models) {
+    let mut settings = Settings::default();
+    settings.set("embed.threads", 1).unwrap();
+    let e = OnnxEmbedder::load(models, &settings).unwrap();
+    let queries: Vec<String> = [6, 9, 12, 15, 18, 22, 26, 30].iter().map(|&t| chunks(1, &e, t).remove(0)).collect();
+    let refs: Vec<&str> = queries.iter().map(String::as_str).collect();
+    let mut group = c.benchmark_group("embed/8_queries_1_thread");
+    group.bench_function("one_by_one", |b| {
+        b.iter(|| refs.iter().map(|q| e.embed_query(q).unwrap()).collect::<Vec<_>>())
+    });
+    group.bench_function("one_call", |b| b.iter(|| e.embed(&refs).unwrap()));
     group.finish();
 }
 

@@ -7,7 +7,6 @@
 //! come back in input order. Texts are cut to a character budget before tokenising: the model only
 //! sees `max_length` tokens anyway, and a 100k-character input should not cost a 100k tokenisation.
 
-mod combine;
 mod hash;
 mod onnx;
 pub(crate) mod tokens;

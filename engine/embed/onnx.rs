@@ -3,7 +3,6 @@
 //! environment, pooled as the manifest says (mean or `[CLS]`), L2-normalised, with the model's
 //! query and passage prefixes; and its lazy form, which loads the model on first use.
 
-use super::combine::Combiner;
 use super::tokens::{approx_tokens, WordPieceCounter};
 use super::Embedder;
 use crate::config::EmbedConfig;
@@ -24,7 +23,8 @@ pub struct OnnxEmbedder {
     max_length: usize,
     query_prefix: String,
     passage_prefix: String,
-    model: Combiner<TextEmbedding>,
+    /// One run at a time (ort's `run` takes the session mutably).
+    model: Mutex<TextEmbedding>,
     counter: TokenCounter,
 }
 
@@ -154,7 +154,7 @@ impl OnnxEmbedder {
             // Indented code can average well over 10 characters per token (whitespace makes no
             // tokens), so the cut leaves 40 per token: never less than the model would see.
             max_chars: max_length * 40,
-            model: Combiner::new(text_embedding),
+            model: Mutex::new(text_embedding),
             counter,
         })
     }
@@ -270,11 +270,12 @@ impl Embedder for OnnxEmbedder {
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
-        self.model.with_model(|model| self.embed_with(model, &self.passage_prefix, texts))
+        self.embed_with(&mut self.lock(), &self.passage_prefix, texts)
     }
 
     fn embed_query(&self, query: &str) -> Result<Vec<f32>> {
-        self.model.query(query, |model, queries| self.embed_with(model, &self.query_prefix, queries))
+        let mut vectors = self.embed_with(&mut self.lock(), &self.query_prefix, &[query])?;
+        vectors.pop().ok_or_else(|| Error::Inference("the model returned no vector".into()))
     }
 
     fn count_tokens(&self, text: &str) -> usize {
@@ -283,6 +284,11 @@ impl Embedder for OnnxEmbedder {
 }
 
 impl OnnxEmbedder {
+    /// The model, to this caller alone; a panic in another caller's run leaves it usable.
+    fn lock(&self) -> std::sync::MutexGuard<'_, TextEmbedding> {
+        self.model.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     /// Embeds `texts`, each after `prefix` (the model's query or passage instruction).
     fn embed_with(&self, model: &mut TextEmbedding, prefix: &str, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
         let prefixed: Vec<String>;
