@@ -14,7 +14,7 @@
 //! The SDK is async (tokio, tonic): a runtime of one worker thread lives here and every call
 //! blocks on it, so the rest of the engine stays synchronous.
 
-use super::{BackendUrl, PushReport, RemoteLegs};
+use super::{BackendUrl, PushReport, Pushed, RemoteLegs};
 use crate::config::VectorConfig;
 use crate::error::{Error, Result};
 use crate::index::bm25;
@@ -91,7 +91,7 @@ impl Milvus {
         Ok(Milvus { url, runtime, client, rows: std::sync::OnceLock::new() })
     }
 
-    pub(super) fn push(&self, index_dir: &Path, vector: &VectorConfig) -> Result<PushReport> {
+    pub(super) fn push(&self, index_dir: &Path, vector: &VectorConfig, full: bool) -> Result<PushReport> {
         let (meta, chunks) = export::chunks(index_dir)?;
         if let Some(embedded) = meta.vectors {
             return Err(Error::InvalidInput(format!(
@@ -101,7 +101,16 @@ impl Milvus {
             )));
         }
         let created = self.ensure_collection(meta.dimensions, vector)?;
-        let stored = self.stored_fingerprints()?;
+        // The record of the last push holds while the server has the rows it left there.
+        let recorded = match Pushed::load(index_dir, &self.url) {
+            Some(p) if !full && !created && p.collection_rows == self.count()? => Some(p.fingerprints),
+            _ => None,
+        };
+        let listed = recorded.is_none();
+        let stored = match recorded {
+            Some(fingerprints) => fingerprints,
+            None => self.stored_fingerprints()?,
+        };
         let rows: Vec<(String, String, serde_json::Value)> = chunks
             .into_iter()
             .map(|(_, chunk)| {
@@ -145,7 +154,11 @@ impl Milvus {
                 .map_err(|e| failure(&self.url, e))?;
             self.call(self.client.flush(flush))?;
         }
-        Ok(PushReport { chunks: rows.len(), created, upserted: changed.len(), deleted: stale.len() })
+        let chunks = rows.len();
+        // Chunks of one document with the same text share an id: one row.
+        let fingerprints: HashMap<String, String> = rows.into_iter().map(|(id, fp, _)| (id, fp)).collect();
+        Pushed { collection_rows: fingerprints.len(), fingerprints }.save(index_dir, &self.url)?;
+        Ok(PushReport { chunks, created, upserted: changed.len(), deleted: stale.len(), listed })
     }
 
     /// Creates and loads the collection when there is none; refuses one whose vectors have
@@ -212,6 +225,24 @@ impl Milvus {
         let load = LoadCollectionRequest::builder().collection_name(name).build().map_err(|e| failure(&self.url, e))?;
         self.call(self.client.load_collection(load))?;
         Ok(!exists)
+    }
+
+    /// Rows in the collection now (`count(*)`, consistent with every write before it).
+    fn count(&self) -> Result<usize> {
+        let request = QueryRequest::builder()
+            .collection_name(&self.url.collection)
+            .filter("")
+            .output_fields(["count(*)"])
+            .consistency_level(sdk::ConsistencyLevel::Strong)
+            .build()
+            .map_err(|e| failure(&self.url, e))?;
+        let answer = self.call(self.client.query(request))?;
+        let rows = answer.results().rows().map_err(|e| failure(&self.url, e))?;
+        let mut count = 0;
+        for row in rows {
+            count = row.get_i64("count(*)").map_err(|e| failure(&self.url, e))?;
+        }
+        Ok(count.max(0) as usize)
     }
 
     /// Every stored chunk id with its fingerprint, page by page in id order (`id > last`, with

@@ -72,6 +72,41 @@ pub struct PushReport {
     pub upserted: usize,
     /// Chunks the collection held that the index no longer has.
     pub deleted: usize,
+    /// Whether the collection's ids and fingerprints were listed from the server; false when
+    /// this index's record of its last push to the collection held, the server's row count
+    /// agreeing with it (a `--full` push always lists).
+    pub listed: bool,
+}
+
+/// What one index last pushed to one collection: every row's fingerprint by id, and the rows
+/// the collection then held. Kept beside the index (`pushed-HOST_PORT_COLLECTION.json`), so a
+/// push with nothing changed compares against it instead of listing every id from the server.
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+pub(crate) struct Pushed {
+    pub collection_rows: usize,
+    pub fingerprints: std::collections::HashMap<String, String>,
+}
+
+impl Pushed {
+    fn path(index_dir: &Path, url: &BackendUrl) -> std::path::PathBuf {
+        let name: String = format!("{}_{}_{}", url.host, url.port, url.collection)
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '.' { c } else { '_' })
+            .collect();
+        index_dir.join(format!("pushed-{name}.json"))
+    }
+
+    /// The record of the last push of this index to `url`; `None` when there is none or it
+    /// cannot be read (the push then lists the collection).
+    pub(crate) fn load(index_dir: &Path, url: &BackendUrl) -> Option<Pushed> {
+        let bytes = std::fs::read(Pushed::path(index_dir, url)).ok()?;
+        serde_json::from_slice(&bytes).ok()
+    }
+
+    pub(crate) fn save(&self, index_dir: &Path, url: &BackendUrl) -> Result<()> {
+        let bytes = serde_json::to_vec(self).map_err(|e| Error::InvalidInput(format!("the push record: {e}")))?;
+        crate::files::atomic::write_atomic(&Pushed::path(index_dir, url), &bytes)
+    }
 }
 
 /// What the legs are asked for: the lexical leg for `text` (its fields weighted by `boosts`)
@@ -136,15 +171,17 @@ impl Backend {
     /// Brings the backend's collection in line with the index at `index_dir`: creates it if need
     /// be, writes the chunks it lacks or holds in another version, deletes those the index no
     /// longer has. A second push of an unchanged index writes nothing.
-    /// `vector` gives the HNSW parameters of a collection it creates.
-    pub fn push(&self, index_dir: &Path, vector: &crate::config::VectorConfig) -> Result<PushReport> {
+    /// `vector` gives the HNSW parameters of a collection it creates. With `full`, the
+    /// collection's ids are listed from the server even when this index's record of its last
+    /// push agrees with the server's row count.
+    pub fn push(&self, index_dir: &Path, vector: &crate::config::VectorConfig, full: bool) -> Result<PushReport> {
         #[cfg(feature = "milvus")]
         {
-            self.client.push(index_dir, vector)
+            self.client.push(index_dir, vector, full)
         }
         #[cfg(not(feature = "milvus"))]
         {
-            let _ = (index_dir, vector);
+            let _ = (index_dir, vector, full);
             unreachable!("no backend connects without the milvus feature")
         }
     }

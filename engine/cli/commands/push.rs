@@ -12,7 +12,7 @@ pub(crate) fn run(args: PushArgs, config: Option<&Path>) -> Result<i32> {
     // A missing index is said before any connection is tried.
     crate::index::status(&dir)?;
     let backend = Backend::connect(&args.url, Duration::from_millis(settings.backend.timeout_ms))?;
-    let report = backend.push(&dir, &settings.vector)?;
+    let report = backend.push(&dir, &settings.vector, args.full)?;
     if args.json {
         println!("{}", serde_json::to_string(&report)?);
     }
