@@ -153,7 +153,7 @@ impl Backend {
 
     /// [`Backend::connect`] when the caller can wait only `wait` for the connection (a deadline
     /// nearer than `timeout`, which stays each later request's limit).
-    pub(crate) fn connect_within(url: &str, timeout: Duration, wait: Duration) -> Result<Backend> {
+    pub fn connect_within(url: &str, timeout: Duration, wait: Duration) -> Result<Backend> {
         let url = BackendUrl::parse(url)?;
         #[cfg(feature = "milvus")]
         {
