@@ -12,7 +12,7 @@ use engine::internals::percentile;
 use engine::{Engine, HashEmbedder, Mode, SearchRequest, Settings, Source};
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 fn env(name: &str) -> String {
     std::env::var(name).unwrap_or_else(|_| panic!("{name} is not set: run scripts/bench/bench-milvus.sh"))
@@ -62,7 +62,8 @@ fn main() {
         println!("indexed {} chunks in {:.0} s", report.chunks_added, started.elapsed().as_secs_f64());
     }
     let chunks = engine::internals::status(&index).expect("status").chunks;
-    let backend = engine::internals::Backend::connect(&url, std::time::Duration::from_secs(600)).expect("connect");
+    let backend =
+        engine::internals::Backend::connect(&url, Duration::from_secs(600), Duration::from_secs(600)).expect("connect");
     let vector = engine::internals::VectorConfig::default();
     let started = Instant::now();
     let first = backend.push(&index, &vector, false).expect("push");

@@ -278,7 +278,10 @@ fn the_hook_does_not_wait_past_its_deadline_for_a_server_that_accepts_and_never_
     let q = "why did we move sessions off memcached?";
     let (local, _) = answers(&index, q, None);
     let (code, out, err) = hook(&prompt(p.path(), q), &[], &[]);
-    assert_eq!((code, err.as_str()), (0, ""), "{out}");
+    assert_eq!(code, 0, "{err}");
+    // At the deadline the hook answers from what the local index had ready (its BM25 answer,
+    // said on stderr), not from the server.
+    assert!(err.is_empty() || err.contains("deadline passed"), "{err}");
     let context = json(&out)["hookSpecificOutput"]["additionalContext"].as_str().unwrap().to_string();
     assert!(context.contains(&local[0].0), "the local index answers: {context}");
     drop(silent);

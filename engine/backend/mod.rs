@@ -145,15 +145,10 @@ pub struct Backend {
 }
 
 impl Backend {
-    /// Connects to the backend at `url` within `timeout`: a bad URL is bad input, no answer in
-    /// time is [`Error::BackendUnreachable`].
-    pub fn connect(url: &str, timeout: Duration) -> Result<Backend> {
-        Backend::connect_within(url, timeout, timeout)
-    }
-
-    /// [`Backend::connect`] when the caller can wait only `wait` for the connection (a deadline
-    /// nearer than `timeout`, which stays each later request's limit).
-    pub fn connect_within(url: &str, timeout: Duration, wait: Duration) -> Result<Backend> {
+    /// Connects to the backend at `url` within `wait`; each later request is answered within
+    /// `timeout` at most. A bad URL is bad input, no answer in time is
+    /// [`Error::BackendUnreachable`].
+    pub fn connect(url: &str, timeout: Duration, wait: Duration) -> Result<Backend> {
         let url = BackendUrl::parse(url)?;
         #[cfg(feature = "milvus")]
         {

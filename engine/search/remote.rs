@@ -83,7 +83,7 @@ impl Engine {
             return Ok(backend.clone());
         }
         let timeout = Duration::from_millis(self.settings.backend.timeout_ms);
-        let backend = Arc::new(Backend::connect_within(url, timeout, wait)?);
+        let backend = Arc::new(Backend::connect(url, timeout, wait)?);
         *slot = Some(backend.clone());
         Ok(backend)
     }

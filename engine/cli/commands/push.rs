@@ -17,7 +17,7 @@ pub(crate) fn run(args: PushArgs, config: Option<&Path>) -> Result<i32> {
     // Connecting takes `[backend] timeout_ms` at most; a write may take longer (a flush has the
     // server build its indexes over every row written).
     let wait = Duration::from_millis(settings.backend.timeout_ms);
-    let backend = Backend::connect_within(&args.url, WRITE_TIMEOUT.max(wait), wait)?;
+    let backend = Backend::connect(&args.url, WRITE_TIMEOUT.max(wait), wait)?;
     let report = backend.push(&dir, &settings.vector, args.full)?;
     if args.json {
         println!("{}", serde_json::to_string(&report)?);
