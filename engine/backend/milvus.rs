@@ -459,12 +459,16 @@ fn string_literal(s: &str) -> String {
     out
 }
 
+/// A chunk's document and first line: what orders the lexical leg's ties.
+type Place = Option<(String, i64)>;
+
 /// One hit of one search.
+#[derive(Clone)]
 struct Ranked {
     id: String,
     score: f32,
     /// The chunk's document and first line, when the search asked for them.
-    place: Option<(String, i64)>,
+    place: Place,
 }
 
 /// The hits of the one query, best first.
@@ -472,7 +476,7 @@ fn ranked(response: &milvus::v2::response::dql::SearchResponse) -> Vec<Ranked> {
     let mut out = Vec::new();
     for result in response.results() {
         let Ids::VarChar(ids) = result.get_ids() else { continue };
-        let places: Vec<Option<(String, i64)>> = match result.rows() {
+        let places: Vec<Place> = match result.rows() {
             Ok(rows) => rows
                 .map(|row| Some((row.get_str("document").ok()?.to_string(), row.get_i64("start_line").ok()?)))
                 .collect(),
@@ -489,7 +493,7 @@ fn ranked(response: &milvus::v2::response::dql::SearchResponse) -> Vec<Ranked> {
 /// answers (`(boost, hits)`), best first; a tie ordered by document and first line, as the local
 /// index orders chunks of equal score (by their place in it, which is that order).
 fn summed(answers: impl Iterator<Item = (f32, Vec<Ranked>)>, n: usize) -> Vec<(String, f32)> {
-    let mut summed: HashMap<String, (f32, Option<(String, i64)>)> = HashMap::new();
+    let mut summed: HashMap<String, (f32, Place)> = HashMap::new();
     for (boost, hits) in answers {
         // BM25 is never negative: Milvus Lite answers with it negated (as a distance, smaller
         // first), Milvus itself with it as it is.
@@ -499,7 +503,7 @@ fn summed(answers: impl Iterator<Item = (f32, Vec<Ranked>)>, n: usize) -> Vec<(S
             entry.1 = entry.1.take().or(hit.place);
         }
     }
-    let mut hits: Vec<(String, (f32, Option<(String, i64)>))> = summed.into_iter().collect();
+    let mut hits: Vec<(String, (f32, Place))> = summed.into_iter().collect();
     hits.sort_by(|a, b| b.1 .0.total_cmp(&a.1 .0).then_with(|| a.1 .1.cmp(&b.1 .1)).then_with(|| a.0.cmp(&b.0)));
     hits.truncate(n);
     hits.into_iter().map(|(id, (score, _))| (id, score)).collect()
@@ -633,5 +637,35 @@ fn failure(url: &BackendUrl, e: milvus::v2::error::Error) -> Error {
         Error::BackendUnreachable { url: url.to_string(), reason }
     } else {
         Error::Backend { url: url.to_string(), reason }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hit(id: &str, score: f32, line: i64) -> Ranked {
+        let document = id.split('#').next().unwrap_or_default().to_string();
+        Ranked { id: id.to_string(), score, place: Some((document, line)) }
+    }
+
+    #[test]
+    fn the_lexical_leg_sums_each_fields_boosted_bm25_and_orders_ties_by_document_and_line() {
+        // Milvus Lite answers BM25 negated; the sum takes its size.
+        let title = vec![hit("a.md#ff", -2.0, 1)];
+        let body = vec![hit("b.md#00", -3.0, 12), hit("b.md#11", -3.0, 1), hit("a.md#ff", -1.0, 1)];
+        let answers = || vec![(2.0, title.clone()), (1.0, body.clone())].into_iter();
+        let got = summed(answers(), 10);
+        let want: Vec<(String, f32)> = vec![("a.md#ff".into(), 5.0), ("b.md#11".into(), 3.0), ("b.md#00".into(), 3.0)];
+        assert_eq!(got, want);
+        assert_eq!(summed(answers(), 2), want[..2]);
+    }
+
+    #[test]
+    fn index_parameters_travel_as_one_params_json() {
+        let params = index_params(serde_json::json!({"bm25_k1": BM25_K1, "bm25_b": BM25_B}));
+        assert_eq!(params.len(), 1);
+        let parsed: serde_json::Value = serde_json::from_str(&params["params"]).unwrap();
+        assert_eq!((parsed["bm25_k1"].as_f64(), parsed["bm25_b"].as_f64()), (Some(1.2f32 as f64), Some(0.75)));
     }
 }
