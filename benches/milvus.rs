@@ -12,7 +12,7 @@ use engine::internals::percentile;
 use engine::{Engine, HashEmbedder, Mode, SearchRequest, Settings, Source};
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 fn env(name: &str) -> String {
     std::env::var(name).unwrap_or_else(|_| panic!("{name} is not set: run scripts/bench/bench-milvus.sh"))
@@ -62,19 +62,28 @@ fn main() {
         println!("indexed {} chunks in {:.0} s", report.chunks_added, started.elapsed().as_secs_f64());
     }
     let chunks = engine::internals::status(&index).expect("status").chunks;
-    let backend = engine::internals::Backend::connect(&url, std::time::Duration::from_secs(600)).expect("connect");
+    let backend =
+        engine::internals::Backend::connect(&url, Duration::from_secs(600), Duration::from_secs(600)).expect("connect");
+    let vector = engine::internals::VectorConfig::default();
     let started = Instant::now();
-    let first = backend.push(&index).expect("push");
+    let first = backend.push(&index, &vector, false).expect("push");
     let push_s = started.elapsed().as_secs_f64();
     let started = Instant::now();
-    let again = backend.push(&index).expect("second push");
+    let again = backend.push(&index, &vector, false).expect("second push");
     let again_s = started.elapsed().as_secs_f64();
+    let started = Instant::now();
+    let full = backend.push(&index, &vector, true).expect("full push");
+    let full_s = started.elapsed().as_secs_f64();
     println!(
-        "push of {chunks} chunks: {} written in {push_s:.1} s ({:.0} chunks/s); second push: {} written, {} deleted in {again_s:.1} s",
+        "push of {chunks} chunks: {} written in {push_s:.1} s ({:.0} chunks/s); second push (the record of the first, listed: {}): {} written, {} deleted in {again_s:.1} s; --full push (listed: {}): {} written, {} deleted in {full_s:.1} s",
         first.upserted,
         first.upserted as f64 / push_s,
+        again.listed,
         again.upserted,
-        again.deleted
+        again.deleted,
+        full.listed,
+        full.upserted,
+        full.deleted
     );
 
     let queries: Vec<String> = queries().into_iter().take(200).collect();

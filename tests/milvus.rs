@@ -74,7 +74,13 @@ impl Drop for Server {
 
 /// `engine push URL --index INDEX --json`: the report.
 fn push(url: &str, index: &Path) -> serde_json::Value {
-    let (code, out, err) = engine(&["push", url, "--index", index.to_str().unwrap(), "--json"], None);
+    push_with(url, index, &[])
+}
+
+fn push_with(url: &str, index: &Path, flags: &[&str]) -> serde_json::Value {
+    let mut args = vec!["push", url, "--index", index.to_str().unwrap(), "--json"];
+    args.extend(flags);
+    let (code, out, err) = engine(&args, None);
     assert_eq!(code, 0, "{err}");
     json(&out)
 }
@@ -175,6 +181,11 @@ fn a_push_writes_only_what_changed_and_deletes_what_was_removed() {
         (Some(false), Some(0), Some(0)),
         "a second push of the same index writes nothing: {unchanged}"
     );
+    // ... and compares against the record of the first instead of listing the collection,
+    // unless asked to (`--full`).
+    assert_eq!(unchanged["listed"], false, "{unchanged}");
+    let full = push_with(&url, &index, &["--full"]);
+    assert_eq!((full["listed"].as_bool(), full["upserted"].as_u64()), (Some(true), Some(0)), "{full}");
 
     // An edited file: exactly the rows whose id or fields changed are written, the old
     // versions deleted.
@@ -232,6 +243,48 @@ fn a_server_stopped_mid_run_is_the_unreachable_class_and_the_hook_answers_from_t
     assert_eq!((code, err.as_str()), (0, ""));
     let context = json(&out)["hookSpecificOutput"]["additionalContext"].as_str().unwrap().to_string();
     assert!(context.contains(&up[0].0), "{context}");
+}
+
+#[test]
+fn a_push_lists_the_collection_again_when_another_index_wrote_to_it() {
+    let server = Server::start();
+    let url = server.url("shared");
+    let sample = sample_index();
+    let corpus = tempfile::tempdir().unwrap();
+    copy_dir(&root().join("golden/code/corpus"), corpus.path());
+    let other = index_of(corpus.path());
+    push(&url, sample);
+    // Another index replaces the collection's rows: the sample index's record no longer
+    // matches the server's row count, so its next push lists the collection and restores it.
+    let replaced = push(&url, &other);
+    let back = push(&url, sample);
+    assert_eq!(back["listed"], true, "{back}");
+    assert_eq!(back["deleted"], replaced["chunks"], "{back} after {replaced}");
+    assert_eq!(back["upserted"], back["chunks"], "{back}");
+    let again = push(&url, sample);
+    assert_eq!((again["listed"].as_bool(), again["upserted"].as_u64()), (Some(false), Some(0)), "{again}");
+}
+
+#[test]
+fn the_hook_does_not_wait_past_its_deadline_for_a_server_that_accepts_and_never_answers() {
+    // A port that accepts connections (the kernel completes them) and never says a word.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("milvus://127.0.0.1:{}/hangs", silent.local_addr().unwrap().port());
+    // The backend's own timeout is the longest allowed: only the hook's deadline (1.5 s by
+    // default) can end the wait. A hook waiting for the server is killed by the test's
+    // watchdog (exit 137) instead of answering.
+    let p = project(&format!("[hook]\ndaemon = false\n\n[backend]\nurl = \"{url}\"\ntimeout_ms = 600000\n"));
+    let index = p.path().join(".engine");
+    let q = "why did we move sessions off memcached?";
+    let (local, _) = answers(&index, q, None);
+    let (code, out, err) = hook(&prompt(p.path(), q), &[], &[]);
+    assert_eq!(code, 0, "{err}");
+    // At the deadline the hook answers from what the local index had ready (its BM25 answer,
+    // said on stderr), not from the server.
+    assert!(err.is_empty() || err.contains("deadline passed"), "{err}");
+    let context = json(&out)["hookSpecificOutput"]["additionalContext"].as_str().unwrap().to_string();
+    assert!(context.contains(&local[0].0), "the local index answers: {context}");
+    drop(silent);
 }
 
 #[test]

@@ -14,8 +14,8 @@
 //! The SDK is async (tokio, tonic): a runtime of one worker thread lives here and every call
 //! blocks on it, so the rest of the engine stays synchronous.
 
-use super::{BackendUrl, PushReport, RemoteLegs};
-use crate::config::Bm25Config;
+use super::{BackendUrl, PushReport, Pushed, RemoteLegs};
+use crate::config::VectorConfig;
 use crate::error::{Error, Result};
 use crate::index::bm25;
 use crate::index::export::{self, ExportedChunk};
@@ -37,11 +37,11 @@ const MAX_VARCHAR: usize = 65_535;
 const UPSERT_BATCH: usize = 500;
 /// Ids per delete and rows per page of the id listing.
 const ID_BATCH: usize = 1000;
-/// HNSW: links per node and build-time candidates, as the local index (`[vector]` defaults).
-const HNSW_M: u32 = 16;
-const HNSW_EF_CONSTRUCTION: u32 = 200;
-/// Candidates per HNSW query at least (raised to the hits wanted).
-const HNSW_EF_SEARCH: usize = 96;
+/// BM25's term-frequency saturation and length normalisation: tantivy's (the local leg's), said
+/// on every sparse index because Milvus's defaults are not the same everywhere (Milvus Lite
+/// takes k1 = 1.5 when none is given).
+const BM25_K1: f32 = 1.2;
+const BM25_B: f32 = 0.75;
 
 /// The scalar fields beside the vectors: (name, max bytes for a VarChar, or 0 for Int64/Bool).
 const VARCHARS: [(&str, usize); 10] = [
@@ -61,11 +61,13 @@ pub(super) struct Milvus {
     url: BackendUrl,
     runtime: tokio::runtime::Runtime,
     client: ClientV2,
+    rows: std::sync::OnceLock<usize>,
 }
 
 impl Milvus {
-    pub(super) fn connect(url: BackendUrl, timeout: Duration) -> Result<Milvus> {
-        reachable(&url, timeout)?;
+    /// Connects within `wait`; every later request has `timeout` at most.
+    pub(super) fn connect(url: BackendUrl, timeout: Duration, wait: Duration) -> Result<Milvus> {
+        reachable(&url, wait)?;
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("engine-milvus")
@@ -74,16 +76,22 @@ impl Milvus {
             .map_err(|e| Error::io("starting the Milvus client's runtime", e))?;
         let config = ConnectConfig::new()
             .uri(format!("http://{}:{}", url.host, url.port))
-            .connect_timeout(timeout)
+            .connect_timeout(wait)
             .rpc_timeout(timeout)
             // A stopped server is said at once, not retried for seconds.
             .retry(RetryConfig::new().max_attempts(1))
             .telemetry(TelemetryConfig::new().enabled(false));
-        let client = runtime.block_on(ClientV2::new(&config)).map_err(|e| failure(&url, e))?;
-        Ok(Milvus { url, runtime, client })
+        let client = match runtime.block_on(async { tokio::time::timeout(wait, ClientV2::new(&config)).await }) {
+            Ok(connected) => connected.map_err(|e| failure(&url, e))?,
+            Err(_) => {
+                let reason = format!("no answer within {} ms", wait.as_millis());
+                return Err(Error::BackendUnreachable { url: url.to_string(), reason });
+            }
+        };
+        Ok(Milvus { url, runtime, client, rows: std::sync::OnceLock::new() })
     }
 
-    pub(super) fn push(&self, index_dir: &Path) -> Result<PushReport> {
+    pub(super) fn push(&self, index_dir: &Path, vector: &VectorConfig, full: bool) -> Result<PushReport> {
         let (meta, chunks) = export::chunks(index_dir)?;
         if let Some(embedded) = meta.vectors {
             return Err(Error::InvalidInput(format!(
@@ -92,8 +100,17 @@ impl Milvus {
                 meta.chunks
             )));
         }
-        let created = self.ensure_collection(meta.dimensions)?;
-        let stored = self.stored_fingerprints()?;
+        let created = self.ensure_collection(meta.dimensions, vector)?;
+        // The record of the last push holds while the server has the rows it left there.
+        let recorded = match Pushed::load(index_dir, &self.url) {
+            Some(p) if !full && !created && p.collection_rows == self.count()? => Some(p.fingerprints),
+            _ => None,
+        };
+        let listed = recorded.is_none();
+        let stored = match recorded {
+            Some(fingerprints) => fingerprints,
+            None => self.stored_fingerprints()?,
+        };
         let rows: Vec<(String, String, serde_json::Value)> = chunks
             .into_iter()
             .map(|(_, chunk)| {
@@ -137,12 +154,16 @@ impl Milvus {
                 .map_err(|e| failure(&self.url, e))?;
             self.call(self.client.flush(flush))?;
         }
-        Ok(PushReport { chunks: rows.len(), created, upserted: changed.len(), deleted: stale.len() })
+        let chunks = rows.len();
+        // Chunks of one document with the same text share an id: one row.
+        let fingerprints: HashMap<String, String> = rows.into_iter().map(|(id, fp, _)| (id, fp)).collect();
+        Pushed { collection_rows: fingerprints.len(), fingerprints }.save(index_dir, &self.url)?;
+        Ok(PushReport { chunks, created, upserted: changed.len(), deleted: stale.len(), listed })
     }
 
     /// Creates and loads the collection when there is none; refuses one whose vectors have
     /// another size. True when it was created.
-    fn ensure_collection(&self, dimensions: usize) -> Result<bool> {
+    fn ensure_collection(&self, dimensions: usize, vector: &VectorConfig) -> Result<bool> {
         let name = &self.url.collection;
         let exists = self
             .call(self.client.has_collection(
@@ -184,16 +205,16 @@ impl Milvus {
                         .field_name(DENSE)
                         .index_type(IndexType::Hnsw)
                         .metric_type(MetricType::Cosine)
-                        .extra_params(HashMap::from([
-                            ("M".to_string(), HNSW_M.to_string()),
-                            ("efConstruction".to_string(), HNSW_EF_CONSTRUCTION.to_string()),
-                        ]))]
+                        .extra_params(index_params(
+                            serde_json::json!({"M": vector.m, "efConstruction": vector.ef_construction}),
+                        ))]
                     .into_iter()
                     .chain(TEXT_FIELDS.iter().map(|f| {
                         IndexParam::new()
                             .field_name(format!("{f}_sparse"))
                             .index_type(IndexType::SparseInvertedIndex)
                             .metric_type(MetricType::Bm25)
+                            .extra_params(index_params(serde_json::json!({"bm25_k1": BM25_K1, "bm25_b": BM25_B})))
                     }))
                     .collect(),
                 )
@@ -204,6 +225,24 @@ impl Milvus {
         let load = LoadCollectionRequest::builder().collection_name(name).build().map_err(|e| failure(&self.url, e))?;
         self.call(self.client.load_collection(load))?;
         Ok(!exists)
+    }
+
+    /// Rows in the collection now (`count(*)`, consistent with every write before it).
+    fn count(&self) -> Result<usize> {
+        let request = QueryRequest::builder()
+            .collection_name(&self.url.collection)
+            .filter("")
+            .output_fields(["count(*)"])
+            .consistency_level(sdk::ConsistencyLevel::Strong)
+            .build()
+            .map_err(|e| failure(&self.url, e))?;
+        let answer = self.call(self.client.query(request))?;
+        let rows = answer.results().rows().map_err(|e| failure(&self.url, e))?;
+        let mut count = 0;
+        for row in rows {
+            count = row.get_i64("count(*)").map_err(|e| failure(&self.url, e))?;
+        }
+        Ok(count.max(0) as usize)
     }
 
     /// Every stored chunk id with its fingerprint, page by page in id order (`id > last`, with
@@ -243,75 +282,144 @@ impl Milvus {
         }
     }
 
-    pub(super) fn legs(
-        &self,
-        text: Option<&str>,
-        vector: Option<&[f32]>,
-        n: usize,
-        boosts: &Bm25Config,
-    ) -> Result<RemoteLegs> {
-        let search = |field: &str, vectors: SearchVectors, params: HashMap<String, String>| {
-            SearchRequest::builder()
-                .collection_name(&self.url.collection)
-                .vector_field(field)
-                .vectors(vectors)
-                .limit(n as i64)
-                .extra_params(params)
-                .consistency_level(sdk::ConsistencyLevel::Strong)
-                .build()
-                .map_err(|e| failure(&self.url, e))
-        };
-        let mut requests: Vec<(f32, SearchRequest)> = Vec::new();
-        if let Some(text) = text {
+    /// The two legs, `n` hits each, answered within `wait` (else the backend counts as
+    /// unreachable: the caller has a deadline).
+    ///
+    /// The lexical leg is the sum over fields of each field's BM25 times its boost, as the local
+    /// leg's query is; each field answers its own top `n`, so a chunk one field ranks past its
+    /// `n`th would lose that field's share of its sum. A second round asks each field that
+    /// answered a full `n` for the score of the chunks another field found and it did not.
+    pub(super) fn legs(&self, query: &super::RemoteQuery, wait: Duration) -> Result<RemoteLegs> {
+        let started = std::time::Instant::now();
+        let left = || wait.saturating_sub(started.elapsed());
+        let n = query.n;
+        let rows = self.rows(wait)?;
+        let words = query.text.map(|text| {
             let mut terms = bm25::terms(text);
             terms.sort();
             terms.dedup();
-            let words = words(&terms);
-            let weighted =
-                [boosts.title_boost, boosts.body_boost, boosts.symbols_boost, boosts.path_boost, boosts.tags_boost];
-            for (field, boost) in TEXT_FIELDS.iter().zip(weighted) {
-                if boost > 0.0 && !words.is_empty() {
-                    let vectors = SearchVectors::EmbeddedText(vec![words.clone()]);
-                    requests.push((boost, search(&format!("{field}_sparse"), vectors, HashMap::new())?));
-                }
-            }
-        }
-        let ef = HashMap::from([("ef".to_string(), n.max(HNSW_EF_SEARCH).to_string())]);
-        let dense = vector.map(|v| search(DENSE, SearchVectors::Float(vec![v.to_vec()]), ef)).transpose()?;
-        let (lexical, dense) = self.runtime.block_on(async {
-            let lexical = futures::future::join_all(
-                requests
-                    .into_iter()
-                    .map(|(boost, r)| async move { self.client.search(r).await.map(|answer| (boost, answer)) }),
-            );
-            let dense = async {
-                match dense {
-                    Some(r) => self.client.search(r).await.map(Some),
-                    None => Ok(None),
-                }
-            };
-            tokio::join!(lexical, dense)
+            words(&terms)
         });
-        let lexical = match text {
+        let b = query.boosts;
+        let weighted = [b.title_boost, b.body_boost, b.symbols_boost, b.path_boost, b.tags_boost];
+        let fields: Vec<(String, f32)> = match words.as_deref() {
+            Some(w) if !w.is_empty() => TEXT_FIELDS
+                .iter()
+                .zip(weighted)
+                .filter(|(_, boost)| *boost > 0.0)
+                .map(|(f, boost)| (format!("{f}_sparse"), boost))
+                .collect(),
+            _ => Vec::new(),
+        };
+        let text = |w: &str| SearchVectors::EmbeddedText(vec![w.to_string()]);
+        let mut requests = Vec::new();
+        for (field, _) in &fields {
+            requests.push(self.request(field, text(words.as_deref().unwrap_or_default()), n, HashMap::new(), None)?);
+        }
+        if let Some(v) = query.vector {
+            let ef = HashMap::from([("ef".to_string(), query.vector_config.ef_search_for(rows).max(n).to_string())]);
+            requests.push(self.request(DENSE, SearchVectors::Float(vec![v.to_vec()]), n, ef, None)?);
+        }
+        let mut answers = self.searches(requests, left())?;
+        let vector =
+            query.vector.and_then(|_| answers.pop()).map(|hits| hits.into_iter().map(|h| (h.id, h.score)).collect());
+        let lexical = match query.text {
             Some(_) => {
-                let mut summed: HashMap<String, f32> = HashMap::new();
-                for answer in lexical {
-                    let (boost, answer) = answer.map_err(|e| failure(&self.url, e))?;
-                    // BM25 is never negative: Milvus Lite answers with it negated (as a
-                    // distance, smaller first), Milvus itself with it as it is.
-                    for (id, score) in ranked(&answer) {
-                        *summed.entry(id).or_default() += boost * score.abs();
+                let found: HashSet<String> = answers.iter().flatten().map(|h| h.id.clone()).collect();
+                let mut follow = Vec::new();
+                let mut which = Vec::new();
+                for (i, answer) in answers.iter().enumerate() {
+                    // Fewer than `n`: the field answered every chunk it scores at all.
+                    if answer.len() < n {
+                        continue;
+                    }
+                    let have: HashSet<&str> = answer.iter().map(|h| h.id.as_str()).collect();
+                    let missing: Vec<String> =
+                        found.iter().filter(|id| !have.contains(id.as_str())).map(|id| string_literal(id)).collect();
+                    if !missing.is_empty() {
+                        let filter = format!("{ID} in [{}]", missing.join(", "));
+                        let w = words.as_deref().unwrap_or_default();
+                        follow.push(self.request(
+                            &fields[i].0,
+                            text(w),
+                            missing.len(),
+                            HashMap::new(),
+                            Some(filter),
+                        )?);
+                        which.push(i);
                     }
                 }
-                let mut hits: Vec<(String, f32)> = summed.into_iter().collect();
-                hits.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-                hits.truncate(n);
-                Some(hits)
+                for (i, more) in which.into_iter().zip(self.searches(follow, left())?) {
+                    answers[i].extend(more);
+                }
+                Some(summed(fields.iter().map(|(_, boost)| *boost).zip(answers), n))
             }
             None => None,
         };
-        let vector = dense.map_err(|e| failure(&self.url, e))?.map(|r| ranked(&r));
         Ok(RemoteLegs { lexical, vector })
+    }
+
+    /// One search of `field` for `vectors`, `limit` hits, among the rows `filter` keeps.
+    fn request(
+        &self,
+        field: &str,
+        vectors: SearchVectors,
+        limit: usize,
+        params: HashMap<String, String>,
+        filter: Option<String>,
+    ) -> Result<SearchRequest> {
+        let mut builder = SearchRequest::builder()
+            .collection_name(&self.url.collection)
+            .vector_field(field)
+            .vectors(vectors)
+            .limit(limit as i64)
+            .extra_params(params)
+            .consistency_level(sdk::ConsistencyLevel::Strong);
+        if field != DENSE {
+            // The document and first line order the lexical leg's ties as the local index's order does.
+            builder = builder.output_fields(["document", "start_line"]);
+        }
+        if let Some(filter) = filter {
+            builder = builder.filter(filter);
+        }
+        builder.build().map_err(|e| failure(&self.url, e))
+    }
+
+    /// Runs the searches side by side, each answer's hits best first, all within `wait`.
+    fn searches(&self, requests: Vec<SearchRequest>, wait: Duration) -> Result<Vec<Vec<Ranked>>> {
+        if requests.is_empty() {
+            return Ok(Vec::new());
+        }
+        let all = futures::future::join_all(requests.into_iter().map(|r| self.client.search(r)));
+        let answers =
+            self.runtime.block_on(async { tokio::time::timeout(wait, all).await }).map_err(|_| self.late(wait))?;
+        answers.into_iter().map(|a| a.map(|a| ranked(&a)).map_err(|e| failure(&self.url, e))).collect()
+    }
+
+    /// Rows in the collection (asked once per connection): how deep an HNSW search looks, as
+    /// `[vector]` sets it for a graph of that size.
+    fn rows(&self, wait: Duration) -> Result<usize> {
+        if let Some(rows) = self.rows.get() {
+            return Ok(*rows);
+        }
+        let request = GetCollectionStatsRequest::builder()
+            .collection_name(&self.url.collection)
+            .build()
+            .map_err(|e| failure(&self.url, e))?;
+        let stats = self
+            .runtime
+            .block_on(async { tokio::time::timeout(wait, self.client.get_collection_stats(request)).await })
+            .map_err(|_| self.late(wait))?
+            .map_err(|e| failure(&self.url, e))?;
+        Ok(*self.rows.get_or_init(|| stats.row_count().unwrap_or(0).max(0) as usize))
+    }
+
+    /// No answer within `wait`.
+    fn late(&self, wait: Duration) -> Error {
+        Error::BackendUnreachable {
+            url: self.url.to_string(),
+            reason: format!("no answer within {} ms", wait.as_millis()),
+        }
     }
 
     /// Runs one SDK call to its end on the runtime, its error said as the engine's.
@@ -351,15 +459,60 @@ fn string_literal(s: &str) -> String {
     out
 }
 
-/// The ids and scores of the one query's hits, best first.
-fn ranked(response: &milvus::v2::response::dql::SearchResponse) -> Vec<(String, f32)> {
+/// A chunk's document and first line: what orders the lexical leg's ties.
+type Place = Option<(String, i64)>;
+
+/// One hit of one search.
+#[derive(Clone)]
+struct Ranked {
+    id: String,
+    score: f32,
+    /// The chunk's document and first line, when the search asked for them.
+    place: Place,
+}
+
+/// The hits of the one query, best first.
+fn ranked(response: &milvus::v2::response::dql::SearchResponse) -> Vec<Ranked> {
     let mut out = Vec::new();
     for result in response.results() {
-        if let Ids::VarChar(ids) = result.get_ids() {
-            out.extend(ids.iter().cloned().zip(result.get_scores().iter().copied()));
+        let Ids::VarChar(ids) = result.get_ids() else { continue };
+        let places: Vec<Place> = match result.rows() {
+            Ok(rows) => rows
+                .map(|row| Some((row.get_str("document").ok()?.to_string(), row.get_i64("start_line").ok()?)))
+                .collect(),
+            Err(_) => Vec::new(),
+        };
+        for (i, (id, score)) in ids.iter().zip(result.get_scores()).enumerate() {
+            out.push(Ranked { id: id.clone(), score: *score, place: places.get(i).cloned().flatten() });
         }
     }
     out
+}
+
+/// The lexical leg: each field's BM25 times its boost, summed per chunk over the fields'
+/// answers (`(boost, hits)`), best first; a tie ordered by document and first line, as the local
+/// index orders chunks of equal score (by their place in it, which is that order).
+fn summed(answers: impl Iterator<Item = (f32, Vec<Ranked>)>, n: usize) -> Vec<(String, f32)> {
+    let mut summed: HashMap<String, (f32, Place)> = HashMap::new();
+    for (boost, hits) in answers {
+        // BM25 is never negative: Milvus Lite answers with it negated (as a distance, smaller
+        // first), Milvus itself with it as it is.
+        for hit in hits {
+            let entry = summed.entry(hit.id).or_insert((0.0, None));
+            entry.0 += boost * hit.score.abs();
+            entry.1 = entry.1.take().or(hit.place);
+        }
+    }
+    let mut hits: Vec<(String, (f32, Place))> = summed.into_iter().collect();
+    hits.sort_by(|a, b| b.1 .0.total_cmp(&a.1 .0).then_with(|| a.1 .1.cmp(&b.1 .1)).then_with(|| a.0.cmp(&b.0)));
+    hits.truncate(n);
+    hits.into_iter().map(|(id, (score, _))| (id, score)).collect()
+}
+
+/// An index's build parameters as Milvus takes them from every client: one `params` key holding
+/// them as JSON (Milvus Lite reads nothing else; Milvus Standalone also takes them one per key).
+fn index_params(params: serde_json::Value) -> HashMap<String, String> {
+    HashMap::from([("params".to_string(), params.to_string())])
 }
 
 fn schema(dimensions: usize) -> CollectionSchema {
@@ -484,5 +637,35 @@ fn failure(url: &BackendUrl, e: milvus::v2::error::Error) -> Error {
         Error::BackendUnreachable { url: url.to_string(), reason }
     } else {
         Error::Backend { url: url.to_string(), reason }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hit(id: &str, score: f32, line: i64) -> Ranked {
+        let document = id.split('#').next().unwrap_or_default().to_string();
+        Ranked { id: id.to_string(), score, place: Some((document, line)) }
+    }
+
+    #[test]
+    fn the_lexical_leg_sums_each_fields_boosted_bm25_and_orders_ties_by_document_and_line() {
+        // Milvus Lite answers BM25 negated; the sum takes its size.
+        let title = vec![hit("a.md#ff", -2.0, 1)];
+        let body = vec![hit("b.md#00", -3.0, 12), hit("b.md#11", -3.0, 1), hit("a.md#ff", -1.0, 1)];
+        let answers = || vec![(2.0, title.clone()), (1.0, body.clone())].into_iter();
+        let got = summed(answers(), 10);
+        let want: Vec<(String, f32)> = vec![("a.md#ff".into(), 5.0), ("b.md#11".into(), 3.0), ("b.md#00".into(), 3.0)];
+        assert_eq!(got, want);
+        assert_eq!(summed(answers(), 2), want[..2]);
+    }
+
+    #[test]
+    fn index_parameters_travel_as_one_params_json() {
+        let params = index_params(serde_json::json!({"bm25_k1": BM25_K1, "bm25_b": BM25_B}));
+        assert_eq!(params.len(), 1);
+        let parsed: serde_json::Value = serde_json::from_str(&params["params"]).unwrap();
+        assert_eq!((parsed["bm25_k1"].as_f64(), parsed["bm25_b"].as_f64()), (Some(1.2f32 as f64), Some(0.75)));
     }
 }

@@ -72,6 +72,62 @@ pub struct PushReport {
     pub upserted: usize,
     /// Chunks the collection held that the index no longer has.
     pub deleted: usize,
+    /// Whether the collection's ids and fingerprints were listed from the server; false when
+    /// this index's record of its last push to the collection held, the server's row count
+    /// agreeing with it (a `--full` push always lists).
+    pub listed: bool,
+}
+
+/// What one index last pushed to one collection: every row's fingerprint by id, and the rows
+/// the collection then held. Kept beside the index (`pushed-HOST_PORT_COLLECTION.json`), so a
+/// push with nothing changed compares against it instead of listing every id from the server.
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+pub(crate) struct Pushed {
+    pub collection_rows: usize,
+    pub fingerprints: std::collections::HashMap<String, String>,
+}
+
+impl Pushed {
+    fn path(index_dir: &Path, url: &BackendUrl) -> std::path::PathBuf {
+        let name: String = format!("{}_{}_{}", url.host, url.port, url.collection)
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '.' { c } else { '_' })
+            .collect();
+        index_dir.join(format!("pushed-{name}.json"))
+    }
+
+    /// The record of the last push of this index to `url`; `None` when there is none or it
+    /// cannot be read (the push then lists the collection).
+    pub(crate) fn load(index_dir: &Path, url: &BackendUrl) -> Option<Pushed> {
+        let bytes = std::fs::read(Pushed::path(index_dir, url)).ok()?;
+        serde_json::from_slice(&bytes).ok()
+    }
+
+    pub(crate) fn save(&self, index_dir: &Path, url: &BackendUrl) -> Result<()> {
+        let bytes = serde_json::to_vec(self).map_err(|e| Error::InvalidInput(format!("the push record: {e}")))?;
+        crate::files::atomic::write_atomic(&Pushed::path(index_dir, url), &bytes)
+    }
+}
+
+/// What the legs are asked for: the lexical leg for `text` (its fields weighted by `boosts`)
+/// and the vector leg for `vector`, each when given, `n` hits each; `vector_config` sets how
+/// deep the HNSW search looks, as it does on the local graph.
+pub(crate) struct RemoteQuery<'a> {
+    pub text: Option<&'a str>,
+    pub vector: Option<&'a [f32]>,
+    pub n: usize,
+    pub boosts: &'a crate::config::Bm25Config,
+    pub vector_config: &'a crate::config::VectorConfig,
+}
+
+/// How long a search waits for the backend: `[backend] timeout_ms`, or less when the caller's
+/// deadline (the hook's) comes first; zero when it has passed.
+pub(crate) fn wait_for(timeout_ms: u64, deadline: Option<std::time::Instant>) -> Duration {
+    let timeout = Duration::from_millis(timeout_ms);
+    match deadline {
+        Some(d) => timeout.min(d.saturating_duration_since(std::time::Instant::now())),
+        None => timeout,
+    }
 }
 
 /// The two legs as the backend ranked them: chunk ids ([`crate::index::export::ExportedChunk::id`])
@@ -89,17 +145,18 @@ pub struct Backend {
 }
 
 impl Backend {
-    /// Connects to the backend at `url` within `timeout`: a bad URL is bad input, no answer in
-    /// time is [`Error::BackendUnreachable`].
-    pub fn connect(url: &str, timeout: Duration) -> Result<Backend> {
+    /// Connects to the backend at `url` within `wait`; each later request is answered within
+    /// `timeout` at most. A bad URL is bad input, no answer in time is
+    /// [`Error::BackendUnreachable`].
+    pub fn connect(url: &str, timeout: Duration, wait: Duration) -> Result<Backend> {
         let url = BackendUrl::parse(url)?;
         #[cfg(feature = "milvus")]
         {
-            Ok(Backend { client: milvus::Milvus::connect(url, timeout)? })
+            Ok(Backend { client: milvus::Milvus::connect(url, timeout, wait.min(timeout))? })
         }
         #[cfg(not(feature = "milvus"))]
         {
-            let _ = timeout;
+            let _ = (timeout, wait);
             Err(Error::InvalidInput(format!(
                 "{url}: this engine was built without the `milvus` cargo feature; rebuild it with `--features milvus`"
             )))
@@ -109,34 +166,30 @@ impl Backend {
     /// Brings the backend's collection in line with the index at `index_dir`: creates it if need
     /// be, writes the chunks it lacks or holds in another version, deletes those the index no
     /// longer has. A second push of an unchanged index writes nothing.
-    pub fn push(&self, index_dir: &Path) -> Result<PushReport> {
+    /// `vector` gives the HNSW parameters of a collection it creates. With `full`, the
+    /// collection's ids are listed from the server even when this index's record of its last
+    /// push agrees with the server's row count.
+    pub fn push(&self, index_dir: &Path, vector: &crate::config::VectorConfig, full: bool) -> Result<PushReport> {
         #[cfg(feature = "milvus")]
         {
-            self.client.push(index_dir)
+            self.client.push(index_dir, vector, full)
         }
         #[cfg(not(feature = "milvus"))]
         {
-            let _ = index_dir;
+            let _ = (index_dir, vector, full);
             unreachable!("no backend connects without the milvus feature")
         }
     }
 
-    /// The lexical leg for `text` (its fields weighted by `boosts`) and the vector leg for
-    /// `vector`, each when given, `n` hits each.
-    pub(crate) fn legs(
-        &self,
-        text: Option<&str>,
-        vector: Option<&[f32]>,
-        n: usize,
-        boosts: &crate::config::Bm25Config,
-    ) -> Result<RemoteLegs> {
+    /// The legs `query` asks for, answered within `wait` (else [`Error::BackendUnreachable`]).
+    pub(crate) fn legs(&self, query: &RemoteQuery<'_>, wait: Duration) -> Result<RemoteLegs> {
         #[cfg(feature = "milvus")]
         {
-            self.client.legs(text, vector, n, boosts)
+            self.client.legs(query, wait)
         }
         #[cfg(not(feature = "milvus"))]
         {
-            let _ = (text, vector, n, boosts);
+            let _ = (query, wait);
             unreachable!("no backend connects without the milvus feature")
         }
     }
@@ -145,6 +198,19 @@ impl Backend {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_search_waits_for_the_backend_no_longer_than_its_deadline_leaves() {
+        use std::time::Instant;
+        assert_eq!(wait_for(3000, None), Duration::from_millis(3000));
+        // The hook's deadline (1.5 s) comes before the backend's timeout (3 s).
+        let hook = wait_for(3000, Some(Instant::now() + Duration::from_millis(1500)));
+        assert!(hook <= Duration::from_millis(1500) && hook > Duration::from_millis(1000), "{hook:?}");
+        // A timeout shorter than what is left holds.
+        assert_eq!(wait_for(200, Some(Instant::now() + Duration::from_secs(60))), Duration::from_millis(200));
+        // A passed deadline leaves nothing to wait.
+        assert_eq!(wait_for(3000, Some(Instant::now() - Duration::from_millis(5))), Duration::ZERO);
+    }
 
     #[test]
     fn a_backend_url_is_milvus_host_port_collection_and_anything_else_says_the_form() {

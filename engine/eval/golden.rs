@@ -606,7 +606,7 @@ pub fn hook_quality(engine: &crate::Engine, set: &GoldenSet, split: Split) -> Re
     for query in set.queries(split) {
         let block = match crate::integrations::prompt::gate(&query.text, config) {
             crate::integrations::prompt::Gate::Search(text) => {
-                crate::integrations::prompt::prompt_context(engine, &text)?
+                crate::integrations::prompt::prompt_context(engine, &text, None)?
             }
             _ => None,
         };

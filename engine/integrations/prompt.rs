@@ -74,8 +74,15 @@ pub fn gate(prompt: &str, config: &HookConfig) -> Gate {
 
 /// Context for one query, as the hook and the daemon compute it: hybrid search, the tiered block,
 /// secrets removed from its text, capped at `max_chars`. `None` when nothing relevant was found.
-pub(crate) fn prompt_context(engine: &Engine, query: &str) -> Result<Option<crate::context::ContextBlock>> {
-    let resp = engine.search_with(&request(query, &engine.settings.hook))?;
+/// The search backend, if any, is waited for until `deadline` at most.
+pub(crate) fn prompt_context(
+    engine: &Engine,
+    query: &str,
+    deadline: Option<std::time::Instant>,
+) -> Result<Option<crate::context::ContextBlock>> {
+    let mut req = request(query, &engine.settings.hook);
+    req.deadline = deadline;
+    let resp = engine.search_with(&req)?;
     Ok(block_for(engine, &resp))
 }
 
@@ -119,7 +126,7 @@ impl Engine {
     /// the tiered context block (secrets redacted, markup escaped, within `[hook] max_chars`).
     pub fn context_for_prompt(&self, prompt: &str) -> Result<Option<crate::context::ContextBlock>> {
         match gate(prompt, &self.settings.hook) {
-            Gate::Search(query) => prompt_context(self, &query),
+            Gate::Search(query) => prompt_context(self, &query, None),
             Gate::Skip | Gate::Refuse(_) => Ok(None),
         }
     }

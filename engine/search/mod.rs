@@ -53,6 +53,9 @@ pub struct SearchRequest {
     /// instead of failing (the hook: a prompt is answered whatever the backend's state); the
     /// response says so in [`SearchResponse::backend_error`].
     pub local_fallback: bool,
+    /// The caller's deadline (the hook's): the search backend is waited for until then at most,
+    /// `[backend] timeout_ms` being the longest wait. `None`: that timeout alone.
+    pub deadline: Option<Instant>,
 }
 
 impl SearchRequest {
@@ -68,6 +71,7 @@ impl SearchRequest {
             rerank: None,
             snippets: true,
             local_fallback: false,
+            deadline: None,
         }
     }
 }

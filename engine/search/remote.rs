@@ -5,7 +5,7 @@
 
 use super::fuse::LegHit;
 use super::{timed, Engine, Legs, SearchRequest, Timings};
-use crate::backend::Backend;
+use crate::backend::{Backend, RemoteQuery};
 use crate::config::Mode;
 use crate::error::Result;
 use crate::index::reader::Snapshot;
@@ -24,7 +24,14 @@ impl Engine {
         req: &SearchRequest,
         timings: &mut Timings,
     ) -> Result<Legs> {
-        let backend = self.backend_for(url)?;
+        let wait = crate::backend::wait_for(self.settings.backend.timeout_ms, req.deadline);
+        if wait.is_zero() {
+            return Err(crate::Error::BackendUnreachable {
+                url: url.to_string(),
+                reason: "the caller's deadline passed before the backend was asked".into(),
+            });
+        }
+        let backend = self.backend_for(url, wait)?;
         let n = self.settings.search.top_n.max(req.k);
         let mut legs = Legs { backend: Some(url.to_string()), ..Legs::default() };
         let query_vector = match req.mode {
@@ -42,7 +49,14 @@ impl Engine {
         let want_lex = req.mode != Mode::Vector || query_vector.is_none();
         let depth = n.max(self.settings.abstain.gap_rank);
         let started = std::time::Instant::now();
-        let remote = backend.legs(want_lex.then_some(query), query_vector.as_deref(), depth, &self.settings.bm25)?;
+        let asked = RemoteQuery {
+            text: want_lex.then_some(query),
+            vector: query_vector.as_deref(),
+            n: depth,
+            boosts: &self.settings.bm25,
+            vector_config: &self.settings.vector,
+        };
+        let remote = backend.legs(&asked, wait)?;
         // The two run side by side on the backend, as the local legs do on two threads.
         (timings.bm25, timings.vector) = (super::ms(started), super::ms(started));
         let keys = self.backend_keys(snapshot)?;
@@ -62,14 +76,14 @@ impl Engine {
         Ok(legs)
     }
 
-    /// The connected backend, connecting now if there is none yet.
-    fn backend_for(&self, url: &str) -> Result<Arc<Backend>> {
+    /// The connected backend, connecting now (within `wait`) if there is none yet.
+    fn backend_for(&self, url: &str, wait: Duration) -> Result<Arc<Backend>> {
         let mut slot = self.backend.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if let Some(backend) = slot.as_ref() {
             return Ok(backend.clone());
         }
         let timeout = Duration::from_millis(self.settings.backend.timeout_ms);
-        let backend = Arc::new(Backend::connect(url, timeout)?);
+        let backend = Arc::new(Backend::connect(url, timeout, wait)?);
         *slot = Some(backend.clone());
         Ok(backend)
     }

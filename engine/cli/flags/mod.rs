@@ -130,6 +130,10 @@ pub(crate) struct PushArgs {
     /// Index directory (default: the nearest .engine/ above the current directory).
     #[arg(long)]
     pub index: Option<PathBuf>,
+    /// List the collection's ids from the server and compare every row, even when this index's
+    /// record of its last push to it agrees with the server's row count.
+    #[arg(long)]
+    pub full: bool,
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,

@@ -417,7 +417,12 @@ fn answer(d: &Daemon, me: &str, r: &Request) -> Response {
     d.refresh();
     let engine = d.engine();
     let _permit = d.permits.acquire();
-    let resp = match crate::integrations::prompt::prompt_context(&engine, &r.query) {
+    // The hook waits for this answer its share of its deadline; the search backend, if any, no
+    // longer than that either.
+    let hook = &engine.settings.hook;
+    let share = std::time::Duration::from_millis((hook.deadline_ms as f32 * hook.daemon_share) as u64);
+    let deadline = std::time::Instant::now() + share;
+    let resp = match crate::integrations::prompt::prompt_context(&engine, &r.query, Some(deadline)) {
         Ok(block) => Response { context: block.map(|b| b.text), ..Response::default() },
         Err(e) => Response { error: Some(e.to_string()), ..Response::default() },
     };

@@ -72,7 +72,7 @@ fn in_process(
             let result = crate::error::catch_panic(|| {
                 Engine::open_one_shot(&index, settings).and_then(|e| {
                     let degraded = e.embedder().is_none();
-                    prompt_context(&e, &query).map(|c| (c.map(|b| b.text), degraded))
+                    prompt_context(&e, &query, Some(deadline)).map(|c| (c.map(|b| b.text), degraded))
                 })
             });
             let _ = tx.send(
@@ -81,7 +81,9 @@ fn in_process(
         });
     }
     let lexical = crate::error::catch_panic(|| {
-        Engine::open_lexical(index, settings).and_then(|e| prompt_context(&e, query)).map(|c| c.map(|b| b.text))
+        Engine::open_lexical(index, settings)
+            .and_then(|e| prompt_context(&e, query, Some(deadline)))
+            .map(|c| c.map(|b| b.text))
     })
     .unwrap_or_else(|why| Err(crate::Error::Inference(format!("the search stopped ({why})"))));
     let wait = deadline.saturating_duration_since(Instant::now());
