@@ -1,5 +1,5 @@
 //! Memory capture through the real binary: the shared Claude Code transcripts fed to `engine hook`
-//! as `SessionEnd` and `PreCompact` events (whole, cut, broken, with planted secrets), the records
+//! as `SessionEnd`, `PreCompact` and `PostCompact` events (whole, cut, broken, with planted secrets), the records
 //! it writes checked on disk, and `SessionStart` giving each source its own digest.
 
 use crate::common::*;
@@ -257,4 +257,51 @@ fn a_project_that_turned_capture_off_gets_nothing_even_before_it_has_an_index() 
     let (code, out, err) = hook(&event("SessionEnd", p.path(), "s-off", &transcript, "logout"), &[], &[]);
     assert_eq!((code, out.as_str(), err.as_str()), (0, "", ""));
     assert!(records(p.path()).is_empty());
+}
+
+/// Issue 36: the summary `PostCompact` hands over is a record at once (before the session ends),
+/// and the same summary met again in the transcript, wrapped in Claude Code's preamble, is the
+/// same record, not a second one.
+#[test]
+fn post_compact_keeps_the_summary_it_hands_over_once() {
+    let p = bare_project();
+    let short = transcripts().join("short.jsonl");
+    let summary = "Primary Request and Intent: zebra-striped rows in the session table.\n\
+                   Key decision: the stripes are drawn by CSS nth-child, because the rows re-render on every event.";
+    let post = |transcript: &Path| {
+        let mut v: serde_json::Value =
+            serde_json::from_slice(&event("PostCompact", p.path(), "s", transcript, "auto")).unwrap();
+        v["compact_summary"] = summary.into();
+        hook(v.to_string().as_bytes(), &[], &[])
+    };
+    let summaries = |root: &Path| -> Vec<serde_json::Value> {
+        records(root).values().map(|t| json(t)).filter(|v| v["category"] == "summary").collect()
+    };
+    let (code, out, err) = post(&short);
+    assert_eq!((code, out.as_str()), (0, ""), "{err}");
+    let found = summaries(p.path());
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0]["content"].as_str().unwrap().contains("nth-child"), "{found:?}");
+    assert_eq!(found[0]["source"], "PostCompact");
+    let first = records(p.path());
+    let (code, _, err) = post(&short);
+    assert_eq!((code, err.as_str()), (0, ""), "the same event again writes nothing");
+    assert_eq!(records(p.path()), first);
+
+    // The transcript now holds the compaction: its summary is the one already kept.
+    let compacted = p.path().join("compacted.jsonl");
+    let line = serde_json::json!({
+        "type": "user", "isCompactSummary": true, "sessionId": "55604662-cf2a-4331-851a-ec234028f8ca",
+        "timestamp": "2026-02-10T21:20:00.000Z",
+        "message": {"role": "user", "content": format!(
+            "This session is being continued from a previous conversation that ran out of context. \
+             The conversation is summarized below:\n{summary}\nPlease continue the conversation from where we left it off."
+        )}
+    });
+    let text = std::fs::read_to_string(&short).unwrap();
+    std::fs::write(&compacted, format!("{}\n{line}\n", text.trim_end())).unwrap();
+    let (code, _, err) = post(&compacted);
+    assert_eq!(code, 0, "{err}");
+    let found = summaries(p.path());
+    assert_eq!(found.len(), 1, "one record for one summary: {found:?}");
 }

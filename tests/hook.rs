@@ -284,7 +284,10 @@ fn install_and_uninstall_edit_the_project_settings() {
     let here = |args: &[&str]| run(Command::new(bin()).args(args).current_dir(dir.path()).env("PATH", &path));
     let (code, out, err) = here(&["hook", "install"]);
     assert_eq!(code, 0, "{err}");
-    assert!(out.contains("added UserPromptSubmit, SessionStart, PostToolUse, PreCompact, SessionEnd"), "{out}");
+    assert!(
+        out.contains("added UserPromptSubmit, SessionStart, PostToolUse, PreCompact, PostCompact, SessionEnd"),
+        "{out}"
+    );
     let v = json(&std::fs::read_to_string(&settings).unwrap());
     let command = v["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"].as_str().unwrap().to_string();
     assert_eq!(command, "engine hook # engine-hook");
@@ -399,13 +402,13 @@ fn install_under_another_name_is_idempotent_keeps_the_file_and_fails_cleanly() {
     let (code, out, err) = eng2_in(claude.parent().unwrap(), &["hook", "install", "--local"]);
     assert_eq!((code, err.as_str()), (0, ""));
     assert!(
-        out.contains("added UserPromptSubmit, SessionStart, PostToolUse, PreCompact, SessionEnd")
+        out.contains("added UserPromptSubmit, SessionStart, PostToolUse, PreCompact, PostCompact, SessionEnd")
             && out.contains("eng2 hook # engine-hook"),
         "{out}"
     );
     assert!(out.contains("previous file kept as"), "{out}");
     let installed = std::fs::read_to_string(&settings).unwrap();
-    assert_eq!(installed.matches("# engine-hook").count(), 5, "{installed}");
+    assert_eq!(installed.matches("# engine-hook").count(), 6, "{installed}");
     let (code, out, _) = eng2_in(claude.parent().unwrap(), &["hook", "install", "--local"]);
     assert_eq!(code, 0);
     assert!(out.contains("already installed"), "{out}");
@@ -418,7 +421,7 @@ fn install_under_another_name_is_idempotent_keeps_the_file_and_fails_cleanly() {
     let (code, out, _) = eng2_in(claude.parent().unwrap(), &["hook", "uninstall", "--local"]);
     assert_eq!(code, 0);
     assert!(
-        out.contains("removed the engine's UserPromptSubmit, SessionStart, PostToolUse, PreCompact, SessionEnd hooks"),
+        out.contains("removed the engine's UserPromptSubmit, SessionStart, PostToolUse, PreCompact, PostCompact, SessionEnd hooks"),
         "{out}"
     );
     assert_eq!(std::fs::read_to_string(&settings).unwrap(), SETTINGS, "byte for byte, in the user's key order");

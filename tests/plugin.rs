@@ -103,6 +103,7 @@ fn event(name: &str, project: &Path, transcript: &Path) -> Value {
             "tool_use_id": "toolu_01A2b3C4d5E6f7G8h9J0k1L2",
         }),
         "PreCompact" => json!({"trigger": "manual", "custom_instructions": null}),
+        "PostCompact" => json!({"trigger": "manual", "compact_summary": "Moved the session store to Redis."}),
         "SessionEnd" => json!({"reason": "prompt_input_exit"}),
         other => panic!("no payload for {other}"),
     };
@@ -275,7 +276,7 @@ fn the_packaged_plugin_installs_with_the_real_client_and_its_hooks_answer_as_the
     let hooks: Value =
         serde_json::from_str(&std::fs::read_to_string(plugin_root.join("hooks/hooks.json")).unwrap()).unwrap();
     let events: Vec<&String> = hooks["hooks"].as_object().unwrap().keys().collect();
-    assert_eq!(events, ["UserPromptSubmit", "SessionStart", "PostToolUse", "PreCompact", "SessionEnd"]);
+    assert_eq!(events, ["UserPromptSubmit", "SessionStart", "PostToolUse", "PreCompact", "PostCompact", "SessionEnd"]);
     let transcript = transcripts().join("short.jsonl");
     let run = |name: &str| {
         let outs = run_event(&hooks, name, &plugin_root, p, home.path(), &transcript);
@@ -303,6 +304,7 @@ fn the_packaged_plugin_installs_with_the_real_client_and_its_hooks_answer_as_the
     assert!(p.join(".engine/pending-paths").is_file(), "the edit is recorded for the next prompt");
     let before = records(p);
     assert_eq!(run("PreCompact").0, None);
+    assert_eq!(run("PostCompact").0, None);
     assert_eq!(run("SessionEnd").0, None);
     assert!(records(p) > before, "memory captured from the transcript");
 
@@ -377,7 +379,7 @@ fn the_plugin_hook_steps_aside_where_the_settings_run_the_engines_own() {
         assert_eq!(code, 0, "{stderr}");
         assert!(file.is_file(), "{flag} wrote {}", file.display());
         let before = records(p);
-        for name in ["UserPromptSubmit", "SessionStart", "PostToolUse", "PreCompact", "SessionEnd"] {
+        for name in ["UserPromptSubmit", "SessionStart", "PostToolUse", "PreCompact", "PostCompact", "SessionEnd"] {
             assert_eq!(plugin(name), (0, String::new(), String::new()), "{name} with {flag}");
         }
         assert_eq!(records(p), before, "nothing captured twice ({flag})");

@@ -389,9 +389,9 @@ section! {
 }
 
 section! {
-    /// Memory capture from transcripts (`PreCompact`, `SessionEnd`, `engine memory capture`).
+    /// Memory capture from transcripts (`PreCompact`, `PostCompact`, `SessionEnd`, `engine memory capture`).
     CaptureConfig / CaptureLayer {
-        /// Capture on `PreCompact` and `SessionEnd`.
+        /// Capture on `PreCompact`, `PostCompact` and `SessionEnd`.
         enabled: bool = true,
         /// Reading a transcript stops after this long (what was read is captured): within the
         /// hook's timeout whatever the file.

@@ -8,11 +8,12 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 /// The hook entries `engine hook install` adds: (event, matcher, timeout in seconds).
-pub(crate) const ENTRIES: [(&str, Option<&str>, u64); 5] = [
+pub(crate) const ENTRIES: [(&str, Option<&str>, u64); 6] = [
     ("UserPromptSubmit", None, 5),
     ("SessionStart", None, 30),
     ("PostToolUse", Some("Edit|Write|NotebookEdit|MultiEdit"), 5),
     ("PreCompact", None, 30),
+    ("PostCompact", None, 30),
     ("SessionEnd", None, 30),
 ];
 
@@ -243,7 +244,10 @@ mod tests {
         std::fs::write(&path, serde_json::to_string_pretty(&original).unwrap()).unwrap();
         let exe = Path::new("/opt/bin/engine");
         let r = install(&path, exe).unwrap();
-        assert_eq!(r.changed, ["UserPromptSubmit", "SessionStart", "PostToolUse", "PreCompact", "SessionEnd"]);
+        assert_eq!(
+            r.changed,
+            ["UserPromptSubmit", "SessionStart", "PostToolUse", "PreCompact", "PostCompact", "SessionEnd"]
+        );
         let backup = r.backup.unwrap();
         assert_eq!(serde_json::from_str::<Value>(&std::fs::read_to_string(backup).unwrap()).unwrap(), original);
         let v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
@@ -257,14 +261,14 @@ mod tests {
         assert_eq!(serde_json::from_str::<Value>(&std::fs::read_to_string(&path).unwrap()).unwrap(), v);
         // Another build's install points the same entries at it: no duplicates, no new backup.
         let moved = install(&path, Path::new("engine")).unwrap();
-        assert_eq!((moved.changed.len(), moved.backup), (5, None));
+        assert_eq!((moved.changed.len(), moved.backup), (ENTRIES.len(), None));
         let w: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         assert_eq!(w["hooks"]["UserPromptSubmit"].as_array().unwrap().len(), 2);
         assert_eq!(w["hooks"]["UserPromptSubmit"][1]["hooks"][0]["command"], "engine hook # engine-hook");
         assert_eq!(w["hooks"]["SessionEnd"][0]["hooks"][0]["timeout"], 30, "only the command changes");
         // Uninstall: back to the original.
         let r = uninstall(&path).unwrap();
-        assert_eq!(r.changed.len(), 5);
+        assert_eq!(r.changed.len(), ENTRIES.len());
         assert_eq!(serde_json::from_str::<Value>(&std::fs::read_to_string(&path).unwrap()).unwrap(), original);
         // Broken JSON is never overwritten.
         std::fs::write(&path, "{ not json").unwrap();
@@ -344,7 +348,10 @@ mod tests {
         let path = dir.path().join("settings.json");
         std::fs::write(&path, ORIGINAL).unwrap();
         let r = install(&path, Path::new("/opt/tools/eng2")).unwrap();
-        assert_eq!(r.changed, ["UserPromptSubmit", "SessionStart", "PostToolUse", "PreCompact", "SessionEnd"]);
+        assert_eq!(
+            r.changed,
+            ["UserPromptSubmit", "SessionStart", "PostToolUse", "PreCompact", "PostCompact", "SessionEnd"]
+        );
         let backup = r.backup.unwrap();
         assert_eq!(backup, dir.path().join("settings.json.bak"));
         let installed = std::fs::read_to_string(&path).unwrap();
@@ -358,7 +365,7 @@ mod tests {
         assert_eq!(again, InstallReport { changed: vec![], backup: None, left: None });
         assert_eq!(std::fs::read_to_string(&path).unwrap(), installed);
         let moved = install(&path, Path::new("/home/me/bin/engine-dev")).unwrap();
-        assert_eq!((moved.changed.len(), moved.backup), (5, None));
+        assert_eq!((moved.changed.len(), moved.backup), (ENTRIES.len(), None));
         assert_eq!(
             std::fs::read_to_string(&path).unwrap(),
             installed.replace("/opt/tools/eng2 hook", "/home/me/bin/engine-dev hook")
@@ -367,7 +374,10 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&path).unwrap(), installed);
         assert_eq!(std::fs::read_to_string(&backup).unwrap(), ORIGINAL);
         let r = uninstall(&path).unwrap();
-        assert_eq!(r.changed, ["UserPromptSubmit", "SessionStart", "PostToolUse", "PreCompact", "SessionEnd"]);
+        assert_eq!(
+            r.changed,
+            ["UserPromptSubmit", "SessionStart", "PostToolUse", "PreCompact", "PostCompact", "SessionEnd"]
+        );
         assert_eq!((r.backup, r.left), (None, Some(crate::integrations::install::Left::Restored)));
         assert_eq!(std::fs::read_to_string(&path).unwrap(), ORIGINAL, "uninstall restores the file exactly");
         assert_eq!(uninstall(&path).unwrap().changed, Vec::<String>::new());
@@ -421,13 +431,16 @@ mod tests {
         std::fs::write(&path, serde_json::to_string_pretty(&old).unwrap()).unwrap();
         let r = install(&path, Path::new("/opt/eng2")).unwrap();
         // The old entry is repointed (and gains the marker), the others are added.
-        assert_eq!(r.changed, ["UserPromptSubmit", "SessionStart", "PostToolUse", "PreCompact", "SessionEnd"]);
+        assert_eq!(
+            r.changed,
+            ["UserPromptSubmit", "SessionStart", "PostToolUse", "PreCompact", "PostCompact", "SessionEnd"]
+        );
         assert_eq!(r.backup, None, "the file held an entry of ours: not a backup of the user's file");
         assert_eq!(std::fs::read_to_string(&bak).unwrap(), "the user's original\n");
         let v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         assert_eq!(v["hooks"]["UserPromptSubmit"].as_array().unwrap().len(), 1, "{v}");
         // Uninstall removes the old-style entry and the new ones alike.
-        assert_eq!(uninstall(&path).unwrap().changed.len(), 5);
+        assert_eq!(uninstall(&path).unwrap().changed.len(), ENTRIES.len());
         assert_eq!(
             serde_json::from_str::<Value>(&std::fs::read_to_string(&path).unwrap()).unwrap(),
             serde_json::json!({})

@@ -60,8 +60,10 @@ pub struct Payload {
     /// The session's transcript (`PreCompact`, `SessionEnd`).
     pub transcript_path: Option<PathBuf>,
     /// Why the session ended (`SessionEnd`: `clear`, `logout`, `prompt_input_exit`…) or what
-    /// started a compaction (`PreCompact`: `manual`, `auto`).
+    /// started a compaction (`PreCompact`, `PostCompact`: `manual`, `auto`).
     pub reason: Option<String>,
+    /// The summary the compaction wrote (`PostCompact`).
+    pub compact_summary: Option<String>,
 }
 
 /// Parses the event JSON; the error says what is wrong.
@@ -91,6 +93,7 @@ pub fn parse(input: &[u8]) -> std::result::Result<Payload, String> {
         session_id: string("session_id")?,
         transcript_path: string("transcript_path")?.map(PathBuf::from),
         reason: string("reason")?.or(string("trigger")?),
+        compact_summary: string("compact_summary")?,
         event,
     })
 }
@@ -208,7 +211,7 @@ fn dispatch(payload: &Payload, how: &Invocation) -> Outcome {
     }
     let found = crate::index::store::find_index(&cwd);
     let Some(index) = found.index else {
-        if matches!(payload.event.as_str(), "PreCompact" | "SessionEnd") {
+        if matches!(payload.event.as_str(), "PreCompact" | "PostCompact" | "SessionEnd") {
             // No index yet: the records are still worth keeping, in a project of one's own.
             let home = std::env::var_os("HOME").map(PathBuf::from);
             return match own_project(&cwd, home.as_deref()) {
@@ -234,7 +237,7 @@ fn dispatch(payload: &Payload, how: &Invocation) -> Outcome {
         "UserPromptSubmit" => prompt::on_prompt(payload, &index, settings),
         "SessionStart" => session::on_session_start(payload, &index, &settings),
         "PostToolUse" => prompt::on_tool_use(payload, &index),
-        "PreCompact" | "SessionEnd" => {
+        "PreCompact" | "PostCompact" | "SessionEnd" => {
             let root = index.parent().unwrap_or(&index).to_path_buf();
             capture::on_capture(payload, &root, Some(&index), &settings)
         }

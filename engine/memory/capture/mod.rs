@@ -1,12 +1,13 @@
 //! Capture: a Claude Code transcript turned into memory records by rules, without a model. Runs on
-//! `PreCompact` and `SessionEnd`, so what a session asked, changed and decided outlives its
-//! context window.
+//! `PreCompact`, `PostCompact` and `SessionEnd`, so what a session asked, changed and decided
+//! outlives its context window.
 //!
 //! It writes, for the session so far:
 //! - one `session` record (updated in place at each capture): the prompts, files created and
 //!   edited, commands run, errors met and whether a later run passed, open todos, why it ended;
 //! - a `summary` record per compaction summary the transcript holds (the model wrote it: the best
-//!   record there is);
+//!   record there is), and for the one `PostCompact` hands over (`compact_summary`) when the
+//!   transcript does not hold it yet;
 //! - `decision` records: sentences of the user or the assistant that state a choice together with
 //!   its reason ("switched to X because …");
 //! - `convention` records: rules the user states ("always …", "never …", "we use …");
@@ -34,6 +35,8 @@ use std::path::Path;
 pub enum Trigger {
     /// Before Claude Code compacts the context.
     PreCompact,
+    /// After it compacted, with the summary it wrote.
+    PostCompact,
     /// When the session ends.
     SessionEnd,
     /// `engine memory capture` from the command line.
@@ -45,6 +48,7 @@ impl Trigger {
     pub fn as_str(self) -> &'static str {
         match self {
             Trigger::PreCompact => "PreCompact",
+            Trigger::PostCompact => "PostCompact",
             Trigger::SessionEnd => "SessionEnd",
             Trigger::Manual => "manual",
         }
@@ -87,8 +91,22 @@ pub fn capture(
     reason: Option<&str>,
     config: &CaptureConfig,
 ) -> Result<CaptureReport> {
+    capture_with_summary(transcript, root, trigger, reason, None, config)
+}
+
+/// [`capture`], and `summary` (the compaction summary `PostCompact` hands over) taken as the
+/// session's latest compaction summary unless the transcript already holds it.
+pub fn capture_with_summary(
+    transcript: &Path,
+    root: &Path,
+    trigger: Trigger,
+    reason: Option<&str>,
+    summary: Option<&str>,
+    config: &CaptureConfig,
+) -> Result<CaptureReport> {
     let deadline = std::time::Instant::now() + std::time::Duration::from_millis(config.deadline_ms);
-    let found = extract(crate::memory::transcript::open(transcript)?.until(deadline), trigger, reason, config);
+    let reader = crate::memory::transcript::open(transcript)?.until(deadline);
+    let found = extract_with_summary(reader, trigger, reason, summary, config);
     let mut report = CaptureReport {
         found: found.records.len(),
         stats: found.stats,
@@ -105,16 +123,40 @@ pub fn capture(
     Ok(report)
 }
 
-/// Reads a transcript's events into records (sealed, not written).
-pub fn extract<R: BufRead>(
+/// Reads a transcript's events into records (sealed, not written): [`extract_with_summary`]
+/// without a summary from outside, as the tests read their transcripts.
+#[cfg(test)]
+fn extract<R: BufRead>(
+    reader: TranscriptReader<R>,
+    trigger: Trigger,
+    reason: Option<&str>,
+    config: &CaptureConfig,
+) -> Capture {
+    extract_with_summary(reader, trigger, reason, None, config)
+}
+
+/// Reads a transcript's events into records (sealed, not written), and a compaction summary
+/// from outside the transcript if there is one: it comes after the transcript's events, dated with the last of them, unless a summary the transcript holds
+/// already says it (Claude Code writes the summary into the transcript too, wrapped in a preamble;
+/// the hook may run before or after that line is written).
+pub fn extract_with_summary<R: BufRead>(
     mut reader: TranscriptReader<R>,
     trigger: Trigger,
     reason: Option<&str>,
+    summary: Option<&str>,
     config: &CaptureConfig,
 ) -> Capture {
     let mut session = Session::new(config);
     while let Some(event) = reader.next() {
         session.event(event, reader.session.cwd.as_ref());
+    }
+    if let Some(summary) = summary.map(text::strip_continuation).filter(|s| !s.is_empty()) {
+        let known = session.summaries.iter().any(|(_, s)| text::strip_continuation(s).contains(summary));
+        if !known {
+            let kind = crate::memory::transcript::EventKind::CompactSummary(summary.to_string());
+            let timestamp = Some(session.last.clone()).filter(|t| !t.is_empty());
+            session.event(crate::memory::transcript::Event { timestamp, kind }, reader.session.cwd.as_ref());
+        }
     }
     let records = session.records(&reader.session, trigger, reason);
     Capture { records, stats: reader.stats.clone(), session: reader.session.clone() }

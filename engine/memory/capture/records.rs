@@ -64,6 +64,7 @@ impl Session<'_> {
             (Trigger::SessionEnd, Some(r)) => format!(", ended ({r})"),
             (Trigger::SessionEnd, None) => ", ended".to_string(),
             (Trigger::PreCompact, _) => ", captured before a compaction".to_string(),
+            (Trigger::PostCompact, _) => ", captured after a compaction".to_string(),
             (Trigger::Manual, _) => String::new(),
         };
         let mut body = format!(
