@@ -83,17 +83,24 @@ pub(crate) fn chunks(index_dir: &Path) -> Result<(store::Meta, Vec<(u64, Exporte
 
 /// The id [`ExportedChunk::id`] gives a chunk, from its document id and its embedded text.
 pub(crate) fn chunk_id(doc: &str, title: &str, text: &str) -> String {
-    let content_hash = hex::encode(Sha256::digest(crate::index::titled_text(title, text).as_bytes()));
+    id_of(doc, &content_hash(title, text))
+}
+
+/// [`ExportedChunk::content_hash`]: the SHA-256 of the text the model embedded.
+fn content_hash(title: &str, text: &str) -> String {
+    hex::encode(Sha256::digest(crate::index::titled_text(title, text).as_bytes()))
+}
+
+fn id_of(doc: &str, content_hash: &str) -> String {
     format!("{doc}#{}", &content_hash[..16])
 }
 
 fn exported(hit: crate::hit::Hit, vector: Option<Vec<f32>>, meta: &store::Meta) -> ExportedChunk {
-    let embedded = crate::index::titled_text(&hit.title, &hit.text);
-    let content_hash = hex::encode(Sha256::digest(embedded.as_bytes()));
+    let content_hash = content_hash(&hit.title, &hit.text);
     let created = meta.memory_created.iter().find(|(doc, title, _, _)| *doc == hit.doc && *title == hit.title);
     let superseded = meta.superseded.iter().any(|(doc, title)| *doc == hit.doc && *title == hit.title);
     ExportedChunk {
-        id: format!("{}#{}", hit.doc, &content_hash[..16]),
+        id: id_of(&hit.doc, &content_hash),
         bm25_text: [hit.title.as_str(), hit.path.as_str(), &hit.symbols.join(" "), &hit.tags.join(" "), &hit.text]
             .iter()
             .filter(|s| !s.is_empty())

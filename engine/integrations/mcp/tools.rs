@@ -472,15 +472,12 @@ impl State {
     /// The file of the memory record with this id (the context names a stored record by it), as
     /// a path relative to the project.
     fn record_path(&self, id: &str) -> std::result::Result<String, String> {
-        let dir = self.root.join(memory::DIR);
-        let suffix = format!("-{id}.json");
-        let name = std::fs::read_dir(&dir)
+        let all = MemoryStore::at_root(&self.root).load().map_err(|e| e.to_string())?;
+        let stored = all
             .into_iter()
-            .flatten()
-            .filter_map(|e| e.ok()?.file_name().into_string().ok())
-            .find(|n| n.ends_with(&suffix))
+            .find(|s| s.record.id == id)
             .ok_or_else(|| format!("no memory record with id {id:?} (engine memory list shows them)"))?;
-        Ok(format!("{}/{name}", memory::DIR))
+        Ok(self.shown(&stored.path))
     }
 
     /// The project's memory store, when the project is the user's own: indexed by an index the
