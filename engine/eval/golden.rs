@@ -926,17 +926,18 @@ mod tests {
             hit("c.md", "z", &[]),
         ];
         assert_eq!(ranked_keys(&hits, &rel), ["a.rs", "a.rs#f", "b.md", "c.md"]);
+        let m = super::super::score(&ranked_keys(&hits, &rel), &rel).unwrap();
+        assert_eq!(m.mrr10, 0.5);
+        assert_eq!(m.recall10, 1.0);
+
         let mut folded = hit("d.texi", "x", &[]);
         folded.also_in = vec!["d.info".into(), "b.md".into()];
         let hits = [folded, hit("c.md", "y", &[])];
         assert_eq!(
             ranked_keys(&hits, &rel),
             ["d.texi", "b.md", "c.md"],
-            "judged copies rank just after the hit naming them"
+            "judged copies rank just after the hit naming them, the others take no rank"
         );
-        let m = super::super::score(&ranked_keys(&hits, &rel), &rel).unwrap();
-        assert_eq!(m.mrr10, 0.5);
-        assert_eq!(m.recall10, 1.0);
     }
 
     #[test]

@@ -1350,10 +1350,17 @@ mod tests {
         assert!(order.len() == 5 && order[..2].iter().all(own), "{order:?}");
 
         // Named by file or by the vendored library's folder, it is not held back.
-        for (named, path) in [("in parse.c", "src/parse.c"), ("in libecho", "vendor/libecho/echo.c")] {
-            let order = paths(&engine, &format!("{query} {named}"));
-            let at = order.iter().position(|(p, _)| p == path).unwrap();
-            assert!(order[..at].iter().all(|(p, _)| !own(p)), "{named}: {order:?}");
+        let boosts = |query: &str, path: &str| {
+            let mut req = SearchRequest::new(query, 10, Mode::Bm25);
+            req.explain = true;
+            let r = engine.search_with(&req).unwrap();
+            r.results.into_iter().find(|h| h.path == path).unwrap().explain.unwrap().boosts
+        };
+        for (named, path, why) in
+            [("in parse.c", "src/parse.c", "generated x0.6"), ("in libecho", "vendor/libecho/echo.c", "vendored x0.6")]
+        {
+            assert_eq!(boosts(query, path), [why]);
+            assert!(!boosts(&format!("{query} {named}"), path).iter().any(|b| b == why), "{named}");
         }
 
         settings.fuse.third_party_factor = 1.0;
