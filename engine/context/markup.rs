@@ -95,8 +95,8 @@ pub(crate) fn escape_attr(s: &str) -> String {
 const BLOCK_ELEMENTS: &[(&str, &[&str])] = &[
     ("project-context", &[]),
     ("memory-context", &["kind"]),
-    ("result", &["confidence", "path", "lines", "title", "tags", "category", "quoted"]),
-    ("memory-compact", &["confidence", "path", "lines", "title", "tags", "category", "quoted"]),
+    ("result", &["confidence", "path", "lines", "title", "tags", "category", "quoted", "also_in"]),
+    ("memory-compact", &["confidence", "path", "lines", "title", "tags", "category", "quoted", "also_in"]),
     ("neighbour", &["lines", "title"]),
     ("memory-note", &[]),
 ];

@@ -422,7 +422,8 @@ pub fn matches(key: &str, hit: &Hit) -> bool {
 /// Turns ranked hits into a ranked list of judged keys for scoring. Each hit becomes the first
 /// judged key it matches that no earlier hit took (pieces before whole documents, then by name,
 /// so the result is deterministic); a hit matching none becomes its document id. Repeats are
-/// dropped, so several chunks of one document count once, as documents do for BEIR.
+/// dropped, so several chunks of one document count once, as documents do for BEIR. Copies
+/// folded into a hit (`Hit::also_in`) follow it when judged.
 pub(crate) fn ranked_keys(hits: &[Hit], relevant: &HashMap<String, i32>) -> Vec<String> {
     let mut keys: Vec<&String> = relevant.keys().collect();
     keys.sort_by_key(|k| (!k.contains('#'), k.as_str()));
@@ -436,6 +437,13 @@ pub(crate) fn ranked_keys(hits: &[Hit], relevant: &HashMap<String, i32>) -> Vec<
             .unwrap_or_else(|| hit.doc.clone());
         if taken.insert(key.clone()) {
             out.push(key);
+        }
+        // Copies folded into the hit share its entry: a judged one counts as retrieved just
+        // after it, the others take no rank (as they take no slot in the results).
+        for path in hit.also_in.iter().filter(|p| relevant.contains_key(p.as_str())) {
+            if taken.insert(path.clone()) {
+                out.push(path.clone());
+            }
         }
     }
     out
@@ -921,6 +929,15 @@ mod tests {
         let m = super::super::score(&ranked_keys(&hits, &rel), &rel).unwrap();
         assert_eq!(m.mrr10, 0.5);
         assert_eq!(m.recall10, 1.0);
+
+        let mut folded = hit("d.texi", "x", &[]);
+        folded.also_in = vec!["d.info".into(), "b.md".into()];
+        let hits = [folded, hit("c.md", "y", &[])];
+        assert_eq!(
+            ranked_keys(&hits, &rel),
+            ["d.texi", "b.md", "c.md"],
+            "judged copies rank just after the hit naming them, the others take no rank"
+        );
     }
 
     #[test]

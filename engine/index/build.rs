@@ -293,6 +293,7 @@ impl Run<'_> {
                 lang: d.lang,
                 vids,
                 pending: false,
+                generated: ingest::generated_head(&d.text),
             };
             meta.docs.insert(d.id.clone(), entry);
         }

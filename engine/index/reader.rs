@@ -193,6 +193,7 @@ impl Snapshot<'_> {
             tags: all(f.tags),
             category: (!category.is_empty()).then_some(category),
             symbols: symbols.split_whitespace().map(str::to_string).collect(),
+            also_in: Vec::new(),
             explain: None,
         })
     }

@@ -48,6 +48,10 @@ pub struct DocEntry {
     /// from the cache as far as it got.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub pending: bool,
+    /// Its first lines say a tool generated it (`ingest::generated_head`): search ranks it below
+    /// the files people wrote.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub generated: bool,
 }
 
 /// The metadata of one generation.

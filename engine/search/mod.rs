@@ -4,6 +4,7 @@
 //! [`Engine::context`] turns a response into the tiered context block an LLM gets.
 
 pub(crate) mod builder;
+mod duplicates;
 pub(crate) mod fuse;
 pub(crate) mod intent;
 mod remote;
@@ -543,7 +544,7 @@ impl Engine {
         let learning = req.mode == Mode::Hybrid && self.settings.fuse.method == FuseMethod::Learned;
         let depth = if learning { wanted.max(self.settings.fuse.learned_depth) } else { wanted };
         let mut candidates =
-            timed(&mut timings.candidates, || self.candidates(&snapshot, fused, &legs, &intent, depth))?;
+            timed(&mut timings.candidates, || self.candidates(&snapshot, fused, &legs, (query, &intent), depth))?;
         if learning {
             timed(&mut timings.fuse, || self.learned(&snapshot, query, &intent, &mut candidates));
             candidates.truncate(wanted);
@@ -714,14 +715,15 @@ impl Engine {
     }
 
     /// The best fused hits loaded from the index, boosted (named symbols and paths; test files
-    /// down unless the query is about tests), re-sorted, and with overlapping windows of one
-    /// chunk dropped: up to `wanted` of them.
+    /// down unless the query is about tests, vendored and generated files unless it names them),
+    /// re-sorted, with overlapping windows of one chunk dropped and copies of a better hit's text
+    /// folded into it: up to `wanted` of them.
     fn candidates(
         &self,
         snapshot: &Snapshot,
         fused: Vec<Fused>,
         legs: &Legs,
-        intent: &IntentResult,
+        (query, intent): (&str, &IntentResult),
         wanted: usize,
     ) -> Result<Vec<Candidate>> {
         let config = &self.settings.search;
@@ -753,6 +755,11 @@ impl Engine {
             if fuse.non_test_factor != 1.0 && intent.about_tests && !test {
                 c.boost(fuse.non_test_factor, "not a test file");
             }
+            if fuse.third_party_factor != 1.0 {
+                if let Some(why) = self.third_party(&c.hit).filter(|_| !names(query, &c.hit)) {
+                    c.boost(fuse.third_party_factor, why);
+                }
+            }
             if c.hit.kind == "memory"
                 && self.meta.superseded.iter().any(|(doc, title)| *doc == c.hit.doc && *title == c.hit.title)
             {
@@ -766,10 +773,23 @@ impl Engine {
         }
         candidates.sort_by(|a, b| b.fused.score.total_cmp(&a.fused.score).then(a.fused.key.cmp(&b.fused.key)));
         let mut kept: Vec<Candidate> = Vec::new();
+        let mut kept_pairs: Vec<duplicates::Pairs> = Vec::new();
+        let overlap = config.duplicate_overlap;
         for mut c in candidates {
             if kept.iter().any(|k| k.hit.overlaps(&c.hit)) {
                 continue; // an overlapping window of a chunk already listed
             }
+            let pairs = if overlap > 0.0 { duplicates::Pairs::of(&c.hit.text) } else { Default::default() };
+            let copied =
+                kept.iter().zip(&kept_pairs).position(|(k, p)| k.hit.doc != c.hit.doc && pairs.copies(p, overlap));
+            if let Some(i) = copied {
+                let also = &mut kept[i].hit.also_in;
+                if !also.contains(&c.hit.path) {
+                    also.push(c.hit.path.clone());
+                }
+                continue;
+            }
+            kept_pairs.push(pairs);
             c.hit.score = c.fused.score;
             c.hit.bm25 = legs.bm25_score(c.fused.key);
             let rank_in = |leg: Leg| c.fused.legs.iter().find(|l| l.leg == leg).map(|l| l.rank);
@@ -785,6 +805,21 @@ impl Engine {
             }
         }
         Ok(kept)
+    }
+
+    /// Why a hit's file is not the project's own writing, if it is not: it lies under a vendored
+    /// directory, or it is code whose first lines say a tool generated it or that sits beside the
+    /// grammar it is generated from (`parse.c` and `parse.y`). Generated prose (an Info file, a
+    /// man page) is left to duplicate folding: it answers as well as its source does.
+    fn third_party(&self, hit: &Hit) -> Option<&'static str> {
+        if crate::ingest::is_vendored_path(&hit.path) {
+            return Some("vendored");
+        }
+        let docs = &self.meta.docs;
+        let generated = hit.kind == "code"
+            && (docs.get(&hit.doc).is_some_and(|e| e.generated)
+                || crate::ingest::grammar_sources(&hit.doc).iter().any(|g| docs.contains_key(g)));
+        generated.then_some("generated")
     }
 
     /// Days since a memory hit's record was created, when its category decays and its time is
@@ -1049,6 +1084,17 @@ fn share(weights: &[(u64, f32)], keep: &dyn Fn(usize) -> bool) -> f32 {
     }
 }
 
+/// Whether the query names a vendored or generated hit's file: its file name, or a directory of
+/// its path below the project's top one (a vendored library's own folder).
+fn names(query: &str, hit: &Hit) -> bool {
+    let query = query.to_lowercase();
+    let words: Vec<&str> = query.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-')).collect();
+    let path = hit.path.to_lowercase();
+    let mut parts = path.split('/').filter(|p| !p.is_empty());
+    let file = parts.next_back().unwrap_or_default();
+    (file.len() > 3 && query.contains(file)) || parts.skip(1).any(|dir| dir.len() > 2 && words.contains(&dir))
+}
+
 /// Whether a hit defines a symbol, or lives at a path, that the query names.
 fn expansion_match(intent: &IntentResult, hit: &Hit) -> bool {
     intent.symbols.iter().any(|s| hit.symbols.iter().any(|h| h.eq_ignore_ascii_case(s)))
@@ -1236,5 +1282,94 @@ mod tests {
         assert!(r.results.iter().any(|h| h.path.starts_with("tests/")), "{:?}", r.results);
         let coverage = explained.features.iter().find(|(n, _)| *n == "coverage").unwrap().1;
         assert!(coverage > 0.0 && coverage <= 1.0, "{coverage}");
+    }
+
+    /// An engine over `files` (path, text) with the hashing embedder and `settings`.
+    fn engine_over(files: &[(&str, &str)], settings: Settings) -> (tempfile::TempDir, Engine) {
+        let dir = tempfile::tempdir().unwrap();
+        for (path, text) in files {
+            let at = dir.path().join(path);
+            std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+            std::fs::write(at, text).unwrap();
+        }
+        let index = dir.path().join(".engine");
+        let embedder: Arc<dyn Embedder> = Arc::new(crate::HashEmbedder::new(64));
+        let source = crate::ingest::Source::Dir(dir.path().to_path_buf());
+        crate::index::build(&index, &source, &settings, embedder.as_ref(), &Default::default()).unwrap();
+        let engine = Engine::with_embedder(&index, settings, Some(embedder), None).unwrap();
+        (dir, engine)
+    }
+
+    fn paths(engine: &Engine, query: &str) -> Vec<(String, Vec<String>)> {
+        let r = engine.search_with(&SearchRequest::new(query, 10, Mode::Bm25)).unwrap();
+        r.results.into_iter().map(|h| (h.path, h.also_in)).collect()
+    }
+
+    #[test]
+    fn a_copy_of_a_better_hit_in_another_file_is_folded_into_it_and_named() {
+        let manual = "the scanner keeps the number of the current line read from its input in the global \
+            variable yylineno; the option is implied by lex compatibility mode and costs a little speed \
+            because every newline matched must be counted by the generated tables";
+        let files = [
+            ("doc/manual.texi", format!("@node Options\n@item yylineno\n{manual}\n")),
+            ("doc/manual.info", format!("File: manual.info\n\n'yylineno'\n     {manual}\n")),
+            ("doc/other.md", "# Speed\n\nThe line number is kept in a variable; counting costs speed.\n".into()),
+        ];
+        let files: Vec<(&str, &str)> = files.iter().map(|(p, t)| (*p, t.as_str())).collect();
+        let (_dir, engine) = engine_over(&files, Settings::default());
+        let found = paths(&engine, "current line number variable yylineno");
+        assert_eq!(found.len(), 2, "{found:?}");
+        let (first, also) = &found[0];
+        assert!(first.starts_with("doc/manual."), "{found:?}");
+        let copy = if first.ends_with(".texi") { "doc/manual.info" } else { "doc/manual.texi" };
+        assert_eq!(also, &[copy.to_string()], "{found:?}");
+        assert_eq!(found[1], ("doc/other.md".to_string(), Vec::new()));
+
+        let mut off = Settings::default();
+        off.search.duplicate_overlap = 0.0;
+        let (_dir, engine) = engine_over(&files, off);
+        let found = paths(&engine, "current line number variable yylineno");
+        assert_eq!(found.len(), 3, "0 keeps every copy: {found:?}");
+        assert!(found.iter().all(|(_, also)| also.is_empty()), "{found:?}");
+    }
+
+    #[test]
+    fn vendored_and_generated_files_rank_below_the_projects_own_unless_named() {
+        // The generated and vendored files say the words more often: without the factor they lead.
+        let rule = "the default rule echoes every unmatched character to the output";
+        let files = [
+            ("src/parse.y", format!("%%\nrule: pattern action ;\n/* {rule} */\n")),
+            ("src/parse.c", format!("/* {rule} */\n/* {rule} */\nint yyparse(void) {{ return 0; }}\n")),
+            ("src/echo.c", format!("/* {rule} */\nvoid echo(void) {{}}\n")),
+            ("vendor/libecho/echo.c", format!("/* {rule} */\n/* {rule} */\nvoid vecho(void) {{}}\n")),
+            ("src/tables.c", format!("/* Code generated by mktables. DO NOT EDIT. */\n/* {rule} */\n/* {rule} */\n")),
+        ];
+        let files: Vec<(&str, &str)> = files.iter().map(|(p, t)| (*p, t.as_str())).collect();
+        let mut settings = Settings::default();
+        settings.search.duplicate_overlap = 0.0;
+        let query = "default rule echoes unmatched characters";
+        let (_dir, engine) = engine_over(&files, settings.clone());
+        let order: Vec<String> = paths(&engine, query).into_iter().map(|(p, _)| p).collect();
+        let own = |p: &String| p == "src/parse.y" || p == "src/echo.c";
+        assert!(order.len() == 5 && order[..2].iter().all(own), "{order:?}");
+
+        // Named by file or by the vendored library's folder, it is not held back.
+        let boosts = |query: &str, path: &str| {
+            let mut req = SearchRequest::new(query, 10, Mode::Bm25);
+            req.explain = true;
+            let r = engine.search_with(&req).unwrap();
+            r.results.into_iter().find(|h| h.path == path).unwrap().explain.unwrap().boosts
+        };
+        for (named, path, why) in
+            [("in parse.c", "src/parse.c", "generated x0.6"), ("in libecho", "vendor/libecho/echo.c", "vendored x0.6")]
+        {
+            assert_eq!(boosts(query, path), [why]);
+            assert!(!boosts(&format!("{query} {named}"), path).iter().any(|b| b == why), "{named}");
+        }
+
+        settings.fuse.third_party_factor = 1.0;
+        let (_dir, engine) = engine_over(&files, settings);
+        let order: Vec<String> = paths(&engine, query).into_iter().map(|(p, _)| p).collect();
+        assert!(!order[..2].iter().all(own), "the factor is what holds them back: {order:?}");
     }
 }
