@@ -216,6 +216,9 @@ fn human(resp: &SearchResponse, call: &SearchCall, embedding: Option<crate::inde
         let _ = writeln!(p.stdout, "{n:>2}. {label:<6}  {}:{}-{}  {}", h.path, h.start_line, h.end_line, h.title);
         let snippet = if call.color { highlight(&h.snippet, &resp.query) } else { h.snippet.clone() };
         let _ = writeln!(p.stdout, "      {snippet}");
+        if !h.also_in.is_empty() {
+            let _ = writeln!(p.stdout, "      also in: {}", h.also_in.join(", "));
+        }
         if call.explain {
             for line in explain_lines(h) {
                 let _ = writeln!(p.stdout, "      {line}");

@@ -74,6 +74,9 @@ pub(crate) struct SearchHit {
     pub confidence: &'static str,
     #[serde(skip_serializing_if = "String::is_empty")]
     pub summary: String,
+    /// Other files holding nearly the same text, folded into this hit.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub also_in: Vec<String>,
 }
 
 impl Reply for SearchReply {
@@ -94,6 +97,9 @@ impl Reply for SearchReply {
             if !h.summary.is_empty() {
                 let _ = writeln!(t, "   {}", h.summary);
             }
+            if !h.also_in.is_empty() {
+                let _ = writeln!(t, "   also in: {}", h.also_in.join(", "));
+            }
         }
         if self.results.is_empty() {
             t.push_str("No hits.\n");
@@ -112,7 +118,8 @@ impl Reply for SearchReply {
             "title": {"type": "string"},
             "category": {"type": "string", "description": "A memory record's category."},
             "confidence": {"enum": ["high", "medium", "low"]},
-            "summary": {"type": "string"}
+            "summary": {"type": "string"},
+            "also_in": {"type": "array", "items": {"type": "string"}, "description": "Other files holding nearly the same text, folded into this hit."}
         });
         object(
             json!({
@@ -407,6 +414,7 @@ mod tests {
             category: category.map(str::to_string),
             confidence: "high",
             summary: "Memcached evicted them.".into(),
+            also_in: category.is_none().then(|| "docs/v2/a.md".to_string()).into_iter().collect(),
         }
     }
 
@@ -431,6 +439,7 @@ mod tests {
             "docs/a.md#4  lines 3-9",
             "[decision] Sessions",
             "Memcached",
+            "also in: docs/v2/a.md",
             "get with",
             "timings_ms: {",
         ] {

@@ -911,6 +911,7 @@ fn search_hit(h: &Hit) -> SearchHit {
         category: h.category.as_deref().map(|c| one_line(c, 64)),
         confidence: h.confidence.as_str(),
         summary: one_line(&h.snippet, SUMMARY_CHARS),
+        also_in: h.also_in.iter().map(|p| shown_line(p)).collect(),
     }
 }
 
