@@ -53,7 +53,7 @@ fn project() -> tempfile::TempDir {
         "# Noncharacter notes \u{FFFE}\u{FFFF}\n\nstaging server notes with odd \u{FDD0} characters \u{FFFF} inside.\n",
     )
     .unwrap();
-    std::fs::write(root.join("engine.toml"), "[hook]\ndaemon = false\n").unwrap();
+    std::fs::write(root.join("engine.toml"), "[hook]\ndaemon = false\ndeadline_ms = 600000\n").unwrap();
     let (code, _, err) = engine(&["index", root.to_str().unwrap()], None);
     assert_eq!(code, 0, "{err}");
     dir
@@ -153,7 +153,7 @@ fn forged_daemon(socket: &Path) -> std::thread::JoinHandle<()> {
 fn a_daemon_answer_is_rebuilt_and_a_forged_one_never_printed() {
     let p = project();
     let root = p.path();
-    std::fs::write(root.join("engine.toml"), "[hook]\ndaemon = true\n").unwrap();
+    std::fs::write(root.join("engine.toml"), "[hook]\ndaemon = true\ndeadline_ms = 600000\n").unwrap();
     let _daemon = forged_daemon(&root.join(".engine/engine.sock"));
     let (code, out, err) = hook_run(&prompt(root, "how is the deploy key rotated"), root);
     assert_eq!(code, 0, "{err}");
@@ -227,7 +227,7 @@ fn corpus_project() -> tempfile::TempDir {
     for (id, text) in corpus_lookalikes() {
         std::fs::write(dir.path().join(format!("docs/{id}.md")), format!("# Notes {id}\n\n{text}\n")).unwrap();
     }
-    std::fs::write(dir.path().join("engine.toml"), "[hook]\ndaemon = false\n").unwrap();
+    std::fs::write(dir.path().join("engine.toml"), "[hook]\ndaemon = false\ndeadline_ms = 600000\n").unwrap();
     let (code, _, err) = engine(&["index", dir.path().to_str().unwrap()], None);
     assert_eq!(code, 0, "{err}");
     dir
@@ -419,7 +419,7 @@ fn private_spans_are_never_indexed_captured_or_echoed() {
     };
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    std::fs::write(root.join("engine.toml"), "[hook]\ndaemon = false\n").unwrap();
+    std::fs::write(root.join("engine.toml"), "[hook]\ndaemon = false\ndeadline_ms = 600000\n").unwrap();
     std::fs::write(
         root.join("office.md"),
         "# Office notes\n\nThe office printer is by the east door.\n<PRIVATE>My home alarm code is 4412,\n\
