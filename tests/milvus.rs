@@ -220,6 +220,14 @@ fn search_through_milvus_gives_the_local_engines_top_results_and_labels() {
     let context = json(&out)["hookSpecificOutput"]["additionalContext"].as_str().unwrap_or_default().to_string();
     let top = &local_places(&sets[0].0, q)[0].0;
     assert!(context.contains(&format!("path=\"{top}\"")), "{context}\n{err}");
+    // ... and so does its MCP server; `get` needs the local index and says so.
+    let mut mcp = crate::mcp::Raw::start(project.path(), &[]);
+    let found = mcp.call(1, "search", serde_json::json!({"query": q, "k": 1}));
+    let text = crate::mcp::text_of(&found);
+    assert!(found["isError"] == false && text.contains(top.as_str()), "{found}");
+    let got = mcp.call(2, "get", serde_json::json!({"path": top, "start_line": 1, "end_line": 3}));
+    assert!(got["isError"] == true && crate::mcp::text_of(&got).contains("local index"), "{got}");
+    mcp.finish();
 }
 
 #[test]
