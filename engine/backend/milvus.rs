@@ -379,8 +379,21 @@ impl Milvus {
     /// The rows `filter` keeps, with every field the search path reads of a chunk.
     fn chunk_rows(&self, filter: String, limit: usize, wait: Duration) -> Result<Vec<RemoteChunk>> {
         let fields = [
-            ID, "document", "path", "title", "kind", "lang", "symbols", "tags", "category", "text", "model",
-            "start_line", "end_line", "created", "superseded",
+            ID,
+            "document",
+            "path",
+            "title",
+            "kind",
+            "lang",
+            "symbols",
+            "tags",
+            "category",
+            "text",
+            "model",
+            "start_line",
+            "end_line",
+            "created",
+            "superseded",
         ];
         let request = QueryRequest::builder()
             .collection_name(&self.url.collection)

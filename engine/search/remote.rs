@@ -121,8 +121,7 @@ impl Engine {
     pub(super) fn remote_chunks(&self, legs: &Legs, fused: &[Fused]) -> Result<HashMap<u64, RemoteHit>> {
         let wanted: Vec<(u64, &String)> =
             fused.iter().filter_map(|f| legs.remote.get(&f.key).map(|id| (f.key, id))).collect();
-        let (Some(url), Some(due), Some(backend)) = (&legs.backend, legs.backend_due, self.connected_backend())
-        else {
+        let (Some(url), Some(due), Some(backend)) = (&legs.backend, legs.backend_due, self.connected_backend()) else {
             return Ok(HashMap::new());
         };
         if wanted.is_empty() {
@@ -136,6 +135,18 @@ impl Engine {
         let ids: Vec<String> = wanted.iter().map(|(_, id)| (*id).clone()).collect();
         let mut by_id: HashMap<String, RemoteChunk> =
             backend.chunks(&ids, wait)?.into_iter().map(|c| (c.id.clone(), c)).collect();
+        // The query was embedded with this engine's model: another model's vectors (of the same
+        // size) would answer without an error, and wrongly.
+        let model = self.embedder.as_ref().map(|e| e.id().to_string());
+        if let Some(other) = by_id.values().find(|c| model.as_ref().is_some_and(|m| *m != c.model)) {
+            let reason = format!(
+                "the collection was pushed from an index embedded with {}, and this engine's model is {}: \
+                 search with that model, or push an index of this one",
+                other.model,
+                model.unwrap_or_default()
+            );
+            return Err(Error::Backend { url: url.clone(), reason });
+        }
         Ok(wanted.into_iter().filter_map(|(key, id)| Some((key, remote_hit(by_id.remove(id)?)))).collect())
     }
 

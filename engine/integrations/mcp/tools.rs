@@ -370,7 +370,10 @@ impl State {
                 true
             }
             Err(e) => {
-                eprintln!("engine mcp: cannot search through {}: {e}", self.settings.backend.url.as_deref().unwrap_or(""));
+                eprintln!(
+                    "engine mcp: cannot search through {}: {e}",
+                    self.settings.backend.url.as_deref().unwrap_or("")
+                );
                 false
             }
         }
@@ -487,9 +490,10 @@ impl State {
         // Checked before the index: a path outside the project is refused whether or not there is one.
         let path = path.map(|p| self.project_path(p)).transpose()?;
         let open = self.opened()?;
-        let chunks = open.chunks.as_ref().ok_or(
-            "get reads the local index, and this project has none: the search results carry each hit's text",
-        )?;
+        let chunks = open
+            .chunks
+            .as_ref()
+            .ok_or("get reads the local index, and this project has none: the search results carry each hit's text")?;
         let snapshot = chunks.snapshot();
         let found = match (id, path) {
             (Some(_), Some(_)) => return Err("give either id or path, not both".into()),
