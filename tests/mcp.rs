@@ -295,14 +295,14 @@ fn the_official_python_client_drives_every_tool_and_the_server_survives_what_it_
 }
 
 /// `engine mcp` with raw pipes: what a client wrote, what came back, line by line.
-struct Raw {
+pub(crate) struct Raw {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: mpsc::Receiver<Vec<u8>>,
 }
 
 impl Raw {
-    fn start(cwd: &Path, args: &[&str]) -> Raw {
+    pub(crate) fn start(cwd: &Path, args: &[&str]) -> Raw {
         Raw::start_with(cwd, args, None)
     }
 
@@ -387,7 +387,7 @@ impl Raw {
         }
     }
 
-    fn call(&mut self, id: i64, tool: &str, arguments: Value) -> Value {
+    pub(crate) fn call(&mut self, id: i64, tool: &str, arguments: Value) -> Value {
         self.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}));
         let mut got = self.until(id);
         let v = got.pop().unwrap();
@@ -396,7 +396,7 @@ impl Raw {
     }
 
     /// Closes stdin; the server must exit 0, with nothing more on stdout.
-    fn finish(mut self) {
+    pub(crate) fn finish(mut self) {
         drop(self.stdin.take());
         let started = Instant::now();
         let status = loop {
@@ -412,7 +412,7 @@ impl Raw {
     }
 }
 
-fn text_of(result: &Value) -> &str {
+pub(crate) fn text_of(result: &Value) -> &str {
     result["content"][0]["text"].as_str().unwrap_or_default()
 }
 

@@ -118,6 +118,34 @@ fn answers(index: &Path, query: &str, backend: Option<&str>) -> (Vec<(String, St
     (hits, v["verdict"].clone())
 }
 
+/// (path, first line) of the hits of `engine search` run in `cwd`, a directory with no index,
+/// through `url` alone; and the response's degraded reason.
+fn answers_without_index(cwd: &Path, query: &str, url: &str) -> (Vec<(String, u64)>, String) {
+    let (code, out, err) = engine(&["search", "--json", "-k", "5", "--backend", url, query], Some(cwd));
+    assert_eq!(code, 0, "{query}: {err}");
+    let v = json(&out);
+    assert_eq!(v["backend"].as_str(), Some(url), "{v}");
+    let hits = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| (h["path"].as_str().unwrap().to_string(), h["start_line"].as_u64().unwrap()))
+        .collect();
+    (hits, v["degraded_reason"].as_str().unwrap_or_default().to_string())
+}
+
+/// [`answers_without_index`] of the local index at `index`, for comparison.
+fn local_places(index: &Path, query: &str) -> Vec<(String, u64)> {
+    let (code, out, err) = engine(&["search", "--json", "-k", "5", "--index", index.to_str().unwrap(), query], None);
+    assert_eq!(code, 0, "{query}: {err}");
+    json(&out)["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| (h["path"].as_str().unwrap().to_string(), h["start_line"].as_u64().unwrap()))
+        .collect()
+}
+
 fn index_of(dir: &Path) -> PathBuf {
     let index = dir.join(".engine");
     let (code, _, err) = engine(&["index", dir.to_str().unwrap(), "--index", index.to_str().unwrap()], None);
@@ -149,6 +177,8 @@ fn search_through_milvus_gives_the_local_engines_top_results_and_labels() {
         ),
         (index_of(corpus.path()), "code", golden_code_queries()),
     ];
+    // Another machine: the URL and the model, no index.
+    let elsewhere = tempfile::tempdir().unwrap();
     for (index, collection, queries) in &sets {
         let url = server.url(collection);
         let report = push(&url, index);
@@ -163,8 +193,41 @@ fn search_through_milvus_gives_the_local_engines_top_results_and_labels() {
                 remote_verdict["answers"], local_verdict["answers"],
                 "{collection}: {q}\nlocal  {local_verdict}\nmilvus {remote_verdict}"
             );
+            // Without the local index the chunks come from the server's rows: the same first
+            // hits, and what could not be had is said.
+            let (alone, degraded) = answers_without_index(elsewhere.path(), q, &url);
+            let local = local_places(index, q);
+            // Chunks fused to the same score are ordered by their key, which only the local index
+            // has: the code set's adjacent chunks of one file may swap, its first file may not.
+            let (alone_paths, local_paths): (Vec<&String>, Vec<&String>) =
+                (alone.iter().map(|h| &h.0).collect(), local.iter().map(|h| &h.0).collect());
+            let same = match *collection {
+                "sample" => alone[..3] == local[..3],
+                _ => alone_paths[0] == local_paths[0],
+            };
+            assert!(same, "{collection}: {q}\nlocal {local:?}\nalone {alone:?}");
+            assert!(degraded.contains("no local index"), "{degraded}");
         }
     }
+    assert!(!elsewhere.path().join(".engine").exists(), "a search without an index writes none");
+    // The hook of a project without an index whose engine.toml names the server answers from it.
+    let url = server.url("sample");
+    let project = tempfile::tempdir().unwrap();
+    std::fs::write(project.path().join("engine.toml"), format!("[backend]\nurl = \"{url}\"\n")).unwrap();
+    let q = "why did we move sessions off memcached?";
+    let (code, out, err) = hook(&prompt(project.path(), q), &[], &[]);
+    assert_eq!(code, 0, "{err}");
+    let context = json(&out)["hookSpecificOutput"]["additionalContext"].as_str().unwrap_or_default().to_string();
+    let top = &local_places(&sets[0].0, q)[0].0;
+    assert!(context.contains(&format!("path=\"{top}\"")), "{context}\n{err}");
+    // ... and so does its MCP server; `get` needs the local index and says so.
+    let mut mcp = crate::mcp::Raw::start(project.path(), &[]);
+    let found = mcp.call(1, "search", serde_json::json!({"query": q, "k": 1}));
+    let text = crate::mcp::text_of(&found);
+    assert!(found["isError"] == false && text.contains(top.as_str()), "{found}");
+    let got = mcp.call(2, "get", serde_json::json!({"path": top, "start_line": 1, "end_line": 3}));
+    assert!(got["isError"] == true && crate::mcp::text_of(&got).contains("local index"), "{got}");
+    mcp.finish();
 }
 
 #[test]
@@ -243,6 +306,22 @@ fn a_server_stopped_mid_run_is_the_unreachable_class_and_the_hook_answers_from_t
     assert_eq!((code, err.as_str()), (0, ""));
     let context = json(&out)["hookSpecificOutput"]["additionalContext"].as_str().unwrap().to_string();
     assert!(context.contains(&up[0].0), "{context}");
+
+    // Without a local index there is nothing to fall back on: the search is the unreachable
+    // class in one line, and the hook adds nothing.
+    let elsewhere = tempfile::tempdir().unwrap();
+    std::fs::write(elsewhere.path().join("engine.toml"), &config).unwrap();
+    let (code, out, err) = engine(&["search", "--json", "--backend", &url, q], Some(elsewhere.path()));
+    assert_eq!((code, out.as_str()), (6, ""), "{err}");
+    assert!(err.lines().count() == 1 && err.contains("is unreachable"), "{err}");
+    let (code, out, err) = hook(&prompt(elsewhere.path(), q), &[], &[]);
+    assert_eq!(code, 0, "{err}");
+    let added = match out.trim() {
+        "" => None,
+        out => json(out)["hookSpecificOutput"]["additionalContext"].as_str().map(str::to_string),
+    };
+    assert!(added.as_ref().is_none_or(|c| c.is_empty()), "{added:?}");
+    assert!(!elsewhere.path().join(".engine").exists());
 }
 
 #[test]

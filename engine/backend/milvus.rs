@@ -14,7 +14,7 @@
 //! The SDK is async (tokio, tonic): a runtime of one worker thread lives here and every call
 //! blocks on it, so the rest of the engine stays synchronous.
 
-use super::{BackendUrl, PushReport, Pushed, RemoteLegs};
+use super::{BackendUrl, PushReport, Pushed, RemoteChunk, RemoteLegs};
 use crate::config::VectorConfig;
 use crate::error::{Error, Result};
 use crate::index::bm25;
@@ -357,6 +357,84 @@ impl Milvus {
             None => None,
         };
         Ok(RemoteLegs { lexical, vector })
+    }
+
+    /// The rows stored under `ids`, a batch of ids per query.
+    pub(super) fn chunks(&self, ids: &[String], wait: Duration) -> Result<Vec<RemoteChunk>> {
+        let mut out = Vec::with_capacity(ids.len());
+        let started = std::time::Instant::now();
+        for batch in ids.chunks(ID_BATCH) {
+            let ids: Vec<String> = batch.iter().map(|id| string_literal(id)).collect();
+            let filter = format!("{ID} in [{}]", ids.join(", "));
+            out.extend(self.chunk_rows(filter, batch.len(), wait.saturating_sub(started.elapsed()))?);
+        }
+        Ok(out)
+    }
+
+    /// The rows of one document, up to `limit`.
+    pub(super) fn chunks_of(&self, document: &str, limit: usize, wait: Duration) -> Result<Vec<RemoteChunk>> {
+        self.chunk_rows(format!("document == {}", string_literal(document)), limit, wait)
+    }
+
+    /// The rows `filter` keeps, with every field the search path reads of a chunk.
+    fn chunk_rows(&self, filter: String, limit: usize, wait: Duration) -> Result<Vec<RemoteChunk>> {
+        let fields = [
+            ID,
+            "document",
+            "path",
+            "title",
+            "kind",
+            "lang",
+            "symbols",
+            "tags",
+            "category",
+            "text",
+            "model",
+            "start_line",
+            "end_line",
+            "created",
+            "superseded",
+        ];
+        let request = QueryRequest::builder()
+            .collection_name(&self.url.collection)
+            .filter(filter)
+            .output_fields(fields)
+            .limit(limit.max(1) as i64)
+            .build()
+            .map_err(|e| failure(&self.url, e))?;
+        let answer = self
+            .runtime
+            .block_on(async { tokio::time::timeout(wait, self.client.query(request)).await })
+            .map_err(|_| self.late(wait))?
+            .map_err(|e| failure(&self.url, e))?;
+        let bad = |e| failure(&self.url, e);
+        let mut out = Vec::new();
+        for row in answer.results().rows().map_err(bad)? {
+            let text = |name: &str| row.get_str(name).map(str::to_string).map_err(bad);
+            let lines = |name: &str| -> Result<Vec<String>> {
+                Ok(text(name)?.split('\n').filter(|s| !s.is_empty()).map(str::to_string).collect())
+            };
+            let created = row.get_i64("created").map_err(bad)?;
+            out.push(RemoteChunk {
+                id: text(ID)?,
+                document: text("document")?,
+                path: text("path")?,
+                title: text("title")?,
+                kind: text("kind")?,
+                lang: text("lang")?,
+                symbols: lines("symbols")?,
+                tags: lines("tags")?,
+                category: text("category")?,
+                text: text("text")?,
+                start_line: row.get_i64("start_line").map_err(bad)?.max(0) as usize,
+                end_line: row.get_i64("end_line").map_err(bad)?.max(0) as usize,
+                // 0 is what a push writes for "not known".
+                created: (created != 0).then_some(created),
+                superseded: row.get_bool("superseded").map_err(bad)?,
+                model: text("model")?,
+            });
+        }
+        Ok(out)
     }
 
     /// One search of `field` for `vectors`, `limit` hits, among the rows `filter` keeps.

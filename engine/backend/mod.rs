@@ -5,7 +5,10 @@
 //! prompts get the same answers whichever runs the legs (docs/scale-out.md).
 //!
 //! One backend so far: Milvus (Lite, Standalone or Distributed: one gRPC API), through the
-//! official Rust SDK behind the `milvus` cargo feature. Its async runtime lives inside
+//! official Rust SDK behind the `milvus` cargo feature.
+//!
+//! A machine without the index (only the URL and the model) searches the same way: the chunks
+//! the legs find are read from the backend's rows ([`RemoteChunk`]) instead of the local index. Its async runtime lives inside
 //! [`milvus`]; everything here is synchronous.
 
 #[cfg(feature = "milvus")]
@@ -138,6 +141,30 @@ pub(crate) struct RemoteLegs {
     pub vector: Option<Vec<(String, f32)>>,
 }
 
+/// A chunk as the backend stores it: what the search path reads of a hit the local index does
+/// not have (or when there is no local index).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct RemoteChunk {
+    /// The export id ([`crate::index::export::ExportedChunk::id`]).
+    pub id: String,
+    pub document: String,
+    pub path: String,
+    pub title: String,
+    pub kind: String,
+    pub lang: String,
+    pub symbols: Vec<String>,
+    pub tags: Vec<String>,
+    pub category: String,
+    pub text: String,
+    pub start_line: usize,
+    pub end_line: usize,
+    /// When a memory record was created (seconds since the epoch), if known.
+    pub created: Option<i64>,
+    pub superseded: bool,
+    /// The model that embedded it.
+    pub model: String,
+}
+
 /// A connected backend.
 pub struct Backend {
     #[cfg(feature = "milvus")]
@@ -190,6 +217,34 @@ impl Backend {
         #[cfg(not(feature = "milvus"))]
         {
             let _ = (query, wait);
+            unreachable!("no backend connects without the milvus feature")
+        }
+    }
+}
+
+impl Backend {
+    /// The chunks stored under these export ids (those the backend has), answered within `wait`.
+    pub(crate) fn chunks(&self, ids: &[String], wait: Duration) -> Result<Vec<RemoteChunk>> {
+        #[cfg(feature = "milvus")]
+        {
+            self.client.chunks(ids, wait)
+        }
+        #[cfg(not(feature = "milvus"))]
+        {
+            let _ = (ids, wait);
+            unreachable!("no backend connects without the milvus feature")
+        }
+    }
+
+    /// Every chunk of one document (up to `limit`), answered within `wait`.
+    pub(crate) fn chunks_of(&self, document: &str, limit: usize, wait: Duration) -> Result<Vec<RemoteChunk>> {
+        #[cfg(feature = "milvus")]
+        {
+            self.client.chunks_of(document, limit, wait)
+        }
+        #[cfg(not(feature = "milvus"))]
+        {
+            let _ = (document, limit, wait);
             unreachable!("no backend connects without the milvus feature")
         }
     }

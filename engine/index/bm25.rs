@@ -260,8 +260,8 @@ pub fn terms(text: &str) -> Vec<String> {
 
 /// Which of `terms` (sorted analyzed terms, as [`terms`] makes them) occur among the analyzed
 /// words of `texts`: what a hit's coverage means. The search path reads the same answer from the
-/// postings (`Snapshot::occurring`), which is tested against this.
-#[cfg(test)]
+/// postings (`Snapshot::occurring`), which is tested against this; a search without a local
+/// index analyses its hits' texts with it.
 pub(crate) fn occurring(terms: &[String], texts: &[&str]) -> Vec<bool> {
     let mut found = vec![false; terms.len()];
     let mut left = terms.len();

@@ -99,6 +99,9 @@ fn exported(hit: crate::hit::Hit, vector: Option<Vec<f32>>, meta: &store::Meta) 
     let content_hash = content_hash(&hit.title, &hit.text);
     let created = meta.memory_created.iter().find(|(doc, title, _, _)| *doc == hit.doc && *title == hit.title);
     let superseded = meta.superseded.iter().any(|(doc, title)| *doc == hit.doc && *title == hit.title);
+    // A record's category is in the chunk itself; the creation times list it only for records
+    // with a time.
+    let category = hit.category.clone().or_else(|| created.map(|(_, _, category, _)| category.clone()));
     ExportedChunk {
         id: id_of(&hit.doc, &content_hash),
         bm25_text: [hit.title.as_str(), hit.path.as_str(), &hit.symbols.join(" "), &hit.tags.join(" "), &hit.text]
@@ -120,7 +123,7 @@ fn exported(hit: crate::hit::Hit, vector: Option<Vec<f32>>, meta: &store::Meta) 
         model: meta.model_id.clone(),
         vector,
         text: hit.text,
-        category: created.map(|(_, _, category, _)| category.clone()),
+        category,
         created: created.map(|(_, _, _, at)| *at),
         superseded,
     }

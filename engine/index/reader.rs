@@ -14,7 +14,7 @@ use tantivy::schema::{IndexRecordOption, Value};
 use tantivy::{DocAddress, DocSet, IndexReader, Searcher, TantivyDocument, Term};
 
 /// Most chunks [`Snapshot::chunks_of`] reads for one document.
-const CHUNKS_PER_DOCUMENT: usize = 2000;
+pub(crate) const CHUNKS_PER_DOCUMENT: usize = 2000;
 
 /// The open full-text side of a generation.
 pub(crate) struct ChunkReader {
@@ -83,9 +83,19 @@ impl Snapshot<'_> {
 
     /// Every chunk of a document (up to a cap), in no particular order.
     pub(crate) fn chunks_of(&self, doc: &str) -> Result<Vec<Hit>> {
+        Ok(self.keyed_chunks_of(doc)?.into_iter().map(|(_, hit)| hit).collect())
+    }
+
+    /// [`Snapshot::chunks_of`], each chunk with its key.
+    pub(crate) fn keyed_chunks_of(&self, doc: &str) -> Result<Vec<(u64, Hit)>> {
         let q = TermQuery::new(Term::from_field_text(self.fields.doc, doc), IndexRecordOption::Basic);
         let top = self.searcher.search(&q, &TopDocs::with_limit(CHUNKS_PER_DOCUMENT).order_by_score())?;
-        top.into_iter().map(|(_, address)| self.load(ChunkAddress(address), self.key_of(address)?)).collect()
+        top.into_iter()
+            .map(|(_, address)| {
+                let key = self.key_of(address)?;
+                Ok((key, self.load(ChunkAddress(address), key)?))
+            })
+            .collect()
     }
 
     /// Every chunk in the index with its key, segment by segment.

@@ -125,7 +125,8 @@ impl EngineBuilder {
         self
     }
 
-    /// Opens the index. [`Error::IndexMissing`] when there is none yet; a model that cannot load
+    /// Opens the index. [`Error::IndexMissing`] when there is none yet, unless the settings name
+    /// a search backend (`[backend] url`), which then holds the chunks; a model that cannot load
     /// is an error unless [`EngineBuilder::bm25_fallback`] or [`EngineBuilder::lexical_only`].
     pub fn open(self) -> Result<Engine> {
         let (dir, settings) = (&self.index_dir, self.settings.clone());

@@ -113,9 +113,10 @@ pub struct SearchResponse {
     pub mode: Mode,
     /// The query's intent and the symbols, paths and modules found in it.
     pub intent: IntentResult,
-    /// True when the vector leg could not run (no model, or it failed) and BM25 answered alone.
+    /// True when the vector leg could not run (no model, or it failed) and BM25 answered alone,
+    /// or when, without a local index, a signal only that index has was left out.
     pub degraded: bool,
-    /// Why the vector leg could not run, when `degraded`.
+    /// Why, when `degraded`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub degraded_reason: Option<String>,
     /// What the rerank stage did, when it was triggered.
@@ -163,7 +164,9 @@ pub struct Engine {
     /// The metadata of the generation that was live when the engine opened.
     pub(crate) meta: Meta,
     generation_dir: PathBuf,
-    reader: ChunkReader,
+    /// The full-text side of the index; `None` for an engine without a local index, whose
+    /// search backend (`[backend] url`) holds the chunks.
+    reader: Option<ChunkReader>,
     /// Loaded on first use (BM25-only engines never read them) or, by `open`, while the model loads.
     vectors: std::sync::OnceLock<std::result::Result<Vectors, String>>,
     /// Search vectors through the HNSW graph (when the generation has one) rather than exactly.
@@ -177,8 +180,9 @@ pub struct Engine {
     /// The search backend running the legs when `[backend] url` is set: connected at the first
     /// search that needs it (an engine opens whatever the backend's state), kept across reopens.
     backend: std::sync::Mutex<Option<Arc<Backend>>>,
-    /// This generation's chunk keys by export id, the ids the backend answers with.
-    backend_keys: std::sync::OnceLock<HashMap<String, u64>>,
+    /// This generation's chunk keys by export id (the ids the backend answers with), filled a
+    /// document at a time as the backend's hits name them.
+    backend_keys: std::sync::Mutex<remote::Keys>,
 }
 
 /// The vectors of a generation and, for the cosine of any hit, each vector id's row.
@@ -190,27 +194,35 @@ struct Vectors {
 /// What the retrieval legs found for one query.
 #[derive(Default)]
 struct Legs {
-    lexical: Option<Vec<(LegHit, ChunkAddress)>>,
-    symbol: Option<Vec<(LegHit, ChunkAddress)>>,
+    /// Each hit with where the local index has it (`None`: a chunk only the backend has).
+    lexical: Option<Vec<(LegHit, Option<ChunkAddress>)>>,
+    symbol: Option<Vec<(LegHit, Option<ChunkAddress>)>>,
     vector: Option<Vec<LegHit>>,
     query_vector: Option<Vec<f32>>,
-    /// Why the vector leg did not run, when it was wanted.
+    /// Why the vector leg did not run, when it was wanted, or what an engine without a local
+    /// index left out.
     degraded_reason: Option<String>,
     /// The backend that ran the text and vector legs, if one did.
     backend: Option<String>,
     /// Why the backend did not, when the local index ran them in its place.
     backend_error: Option<String>,
+    /// The chunks only the backend has, by the key they were given for this query: their export
+    /// ids, read from the backend when fusion keeps them ([`Engine::remote_chunks`]).
+    remote: HashMap<u64, String>,
+    /// When the backend's answers are due: what is left of the wait after the legs.
+    backend_due: Option<Instant>,
     /// Where the text legs found each chunk, and its BM25 score (filled by [`Legs::index`]).
     addresses: HashMap<u64, ChunkAddress>,
     bm25: HashMap<u64, f32>,
-    /// The cosine of chunks the text legs found that have no vector yet, embedded for this query.
-    fresh: HashMap<u64, f32>,
+    /// Cosines not read from the local vectors: of chunks the text legs found that have no vector
+    /// yet, embedded for this query, and those the backend's vector leg gave.
+    cosines: HashMap<u64, f32>,
 }
 
 impl Legs {
     /// The legs' ranked lists, as fusion takes them.
     fn ranked(&self) -> Vec<(Leg, Vec<LegHit>)> {
-        let found = |hits: &Vec<(LegHit, ChunkAddress)>| hits.iter().map(|(h, _)| *h).collect::<Vec<_>>();
+        let found = |hits: &Vec<(LegHit, Option<ChunkAddress>)>| hits.iter().map(|(h, _)| *h).collect::<Vec<_>>();
         let mut legs = Vec::new();
         legs.extend(self.lexical.as_ref().map(|h| (Leg::Lexical, found(h))));
         legs.extend(self.symbol.as_ref().map(|h| (Leg::Symbol, found(h))));
@@ -228,10 +240,20 @@ impl Legs {
     /// Indexes the text legs' hits by key, once the legs are in.
     fn index(mut self) -> Legs {
         for (h, a) in [&self.lexical, &self.symbol].into_iter().flatten().flatten() {
-            self.addresses.insert(h.key, *a);
+            if let Some(a) = a {
+                self.addresses.insert(h.key, *a);
+            }
         }
         self.bm25 = self.lexical.iter().flatten().map(|(h, _)| (h.key, h.score)).collect();
         self
+    }
+
+    /// Adds what was left out to the degraded reason.
+    fn degrade(&mut self, what: &str) {
+        self.degraded_reason = Some(match self.degraded_reason.take() {
+            Some(reason) => format!("{reason}; {what}"),
+            None => what.to_string(),
+        });
     }
 
     /// Where a text leg found this chunk (the vector leg knows only keys).
@@ -249,7 +271,12 @@ impl Legs {
 struct Candidate {
     fused: Fused,
     hit: Hit,
-    address: ChunkAddress,
+    /// Where the local index has it (`None`: read from the search backend).
+    address: Option<ChunkAddress>,
+    /// A memory record a newer one supersedes.
+    superseded: bool,
+    /// A memory record's category and creation time (seconds since the epoch), when known.
+    created: Option<(String, i64)>,
     boosts: Vec<String>,
     /// The product of the boosts' factors.
     factor: f32,
@@ -355,7 +382,9 @@ impl Engine {
         let mut engine = engine?;
         match (embedder, models) {
             (Ok(e), _) => {
-                engine.meta.check_compatible(dir, Some(e.id()))?;
+                if engine.has_local_index() {
+                    engine.meta.check_compatible(dir, Some(e.id()))?;
+                }
                 engine.embedder = Some(Arc::new(e));
             }
             (Err(Some(load)), _) if required => return Err(load),
@@ -367,6 +396,9 @@ impl Engine {
     }
 
     fn vectors(&self) -> std::result::Result<&Vectors, String> {
+        if self.reader.is_none() {
+            return Err("no local index".into());
+        }
         self.vectors
             .get_or_init(|| {
                 let store = VectorStore::open(&self.generation_dir, self.use_graph, &self.settings.vector)
@@ -428,13 +460,18 @@ impl Engine {
         embedder: Option<Arc<dyn Embedder>>,
         embed_error: Option<String>,
     ) -> Result<Engine> {
-        let generation_dir =
-            store::current_generation(dir)?.ok_or_else(|| Error::IndexMissing { path: dir.to_path_buf() })?;
+        let Some(generation_dir) = store::current_generation(dir)? else {
+            // Another machine's index, searched through the backend alone.
+            if settings.backend.url.is_some() {
+                return Ok(Engine::without_index(dir, settings, embedder, embed_error));
+            }
+            return Err(Error::IndexMissing { path: dir.to_path_buf() });
+        };
         store::verify(&generation_dir, store::Check::Quick)?;
         let meta = store::read_meta(&generation_dir)?;
         let use_graph = meta.graph;
         meta.check_compatible(dir, embedder.as_ref().map(|e| e.id()))?;
-        let reader = ChunkReader::open(&generation_dir)?;
+        let reader = Some(ChunkReader::open(&generation_dir)?);
         Ok(Engine {
             dir: dir.to_path_buf(),
             settings,
@@ -449,8 +486,40 @@ impl Engine {
             reranker: None,
             rerank_error: None,
             backend: std::sync::Mutex::new(None),
-            backend_keys: std::sync::OnceLock::new(),
+            backend_keys: Default::default(),
         })
+    }
+
+    /// An engine with no local index at `dir`: its search backend (`[backend] url`) runs the
+    /// legs and holds the chunks.
+    fn without_index(
+        dir: &Path,
+        settings: Settings,
+        embedder: Option<Arc<dyn Embedder>>,
+        embed_error: Option<String>,
+    ) -> Engine {
+        let (model, dimensions) = embedder.as_ref().map(|e| (e.id().to_string(), e.dimensions())).unwrap_or_default();
+        Engine {
+            dir: dir.to_path_buf(),
+            settings,
+            meta: Meta::new(&model, dimensions),
+            generation_dir: PathBuf::new(),
+            reader: None,
+            vectors: std::sync::OnceLock::new(),
+            use_graph: false,
+            exact_only: false,
+            embedder,
+            embed_error,
+            reranker: None,
+            rerank_error: None,
+            backend: std::sync::Mutex::new(None),
+            backend_keys: Default::default(),
+        }
+    }
+
+    /// Whether this engine has a local index (else its search backend holds the chunks).
+    pub(crate) fn has_local_index(&self) -> bool {
+        self.reader.is_some()
     }
 
     /// Scans vectors exactly from now on instead of loading the HNSW graph.
@@ -527,8 +596,9 @@ impl Engine {
         let query = self.checked(req)?;
         let mut timings = Timings::default();
         let intent = timed(&mut timings.intent, || intent::classify(query));
-        let snapshot = self.reader.snapshot();
-        let legs = self.legs(&snapshot, query, &intent, req, &mut timings)?;
+        let snapshot = self.reader.as_ref().map(ChunkReader::snapshot);
+        let snapshot = snapshot.as_ref();
+        let legs = self.legs(snapshot, query, &intent, req, &mut timings)?;
         let weights = fuse::mix(&intent, &self.settings.fuse);
         let fused = timed(&mut timings.fuse, || fuse::fuse(&legs.ranked(), &weights, &self.settings.fuse));
         let reranking = req.mode == Mode::Hybrid
@@ -544,17 +614,17 @@ impl Engine {
         let learning = req.mode == Mode::Hybrid && self.settings.fuse.method == FuseMethod::Learned;
         let depth = if learning { wanted.max(self.settings.fuse.learned_depth) } else { wanted };
         let mut candidates =
-            timed(&mut timings.candidates, || self.candidates(&snapshot, fused, &legs, (query, &intent), depth))?;
+            timed(&mut timings.candidates, || self.candidates(snapshot, fused, &legs, (query, &intent), depth))?;
         if learning {
-            timed(&mut timings.fuse, || self.learned(&snapshot, query, &intent, &mut candidates));
+            timed(&mut timings.fuse, || self.learned(snapshot, query, &intent, &mut candidates));
             candidates.truncate(wanted);
         }
         let rerank = timed(&mut timings.rerank, || reranking.then(|| self.rerank(query, &mut candidates)).flatten());
-        let addresses: Vec<ChunkAddress> = candidates.iter().take(req.k).map(|c| c.address).collect();
+        let addresses: Vec<Option<ChunkAddress>> = candidates.iter().take(req.k).map(|c| c.address).collect();
         let mut results = timed(&mut timings.hits, || self.hits(candidates, req, query, weights));
         let gap = legs.cosine_gap(self.settings.abstain.gap_rank);
         let (evidence, verdict) = timed(&mut timings.evidence, || {
-            self.labels(&snapshot, query, &intent, (&mut results, &addresses), gap, req.evidence)
+            self.labels(snapshot, query, &intent, (&mut results, &addresses), gap, req.evidence)
         });
         timings.total = ms(started);
         Ok(SearchResponse {
@@ -595,10 +665,11 @@ impl Engine {
     }
 
     /// Retrieval: BM25 and vector (on the search backend when `[backend] url` names one, else
-    /// concurrently on the local index), then the symbol leg when the query names identifiers.
+    /// concurrently on the local index), then the symbol leg when the query names identifiers
+    /// (on the local index: without one, it is left out and said so).
     fn legs(
         &self,
-        snapshot: &Snapshot,
+        snapshot: Option<&Snapshot>,
         query: &str,
         intent: &IntentResult,
         req: &SearchRequest,
@@ -608,7 +679,7 @@ impl Engine {
         let remote = match self.settings.backend.url.as_deref() {
             Some(url) => match self.remote_legs(url, snapshot, query, req, timings) {
                 Ok(legs) => Some(legs),
-                Err(e) if req.local_fallback && e.class() == crate::ErrorClass::Unreachable => {
+                Err(e) if req.local_fallback && snapshot.is_some() && e.class() == crate::ErrorClass::Unreachable => {
                     backend_error = Some(e.to_string());
                     None
                 }
@@ -616,16 +687,23 @@ impl Engine {
             },
             None => None,
         };
-        let mut legs = match remote {
-            Some(legs) => legs,
-            None => Legs { backend_error, ..self.local_legs(snapshot, query, req, timings)? },
+        let mut legs = match (remote, snapshot) {
+            (Some(legs), _) => legs,
+            (None, Some(snapshot)) => Legs { backend_error, ..self.local_legs(snapshot, query, req, timings)? },
+            (None, None) => unreachable!("without a local index the backend's error is returned"),
         };
         if req.mode == Mode::Hybrid && !intent.symbols.is_empty() {
             let n = self.settings.search.top_n.max(req.k);
-            legs.symbol = Some(timed(&mut timings.symbol, || snapshot.symbols(&intent.symbols, n))?);
+            match snapshot {
+                Some(snapshot) => {
+                    let found = timed(&mut timings.symbol, || snapshot.symbols(&intent.symbols, n))?;
+                    legs.symbol = Some(found.into_iter().map(|(h, a)| (h, Some(a))).collect());
+                }
+                None => legs.degrade("no symbol leg (it needs the local index)"),
+            }
         }
         let mut legs = legs.index();
-        if legs.backend.is_none() {
+        if let (None, Some(snapshot)) = (&legs.backend, snapshot) {
             self.embed_fresh(snapshot, &mut legs)?;
         }
         Ok(legs)
@@ -634,6 +712,7 @@ impl Engine {
     /// BM25 and vector on the local index, concurrently. Without a model the vector leg is
     /// replaced by BM25 (degraded).
     fn local_legs(&self, snapshot: &Snapshot, query: &str, req: &SearchRequest, timings: &mut Timings) -> Result<Legs> {
+        let located = |hits: Vec<(LegHit, ChunkAddress)>| hits.into_iter().map(|(h, a)| (h, Some(a))).collect();
         let (mode, n) = (req.mode, self.settings.search.top_n.max(req.k));
         let (want_lex, want_vec) = (mode != Mode::Vector, mode != Mode::Bm25);
         // A thread of its own for the lexical leg: rayon::join from outside its pool (the daemon,
@@ -663,9 +742,9 @@ impl Engine {
             None => {}
         }
         legs.lexical = match lexical {
-            Some(l) => Some(l?),
+            Some(l) => Some(located(l?)),
             // Vector-only mode without a model: BM25 answers instead.
-            None if legs.degraded_reason.is_some() => Some(snapshot.lexical(&self.settings.bm25, query, n)?),
+            None if legs.degraded_reason.is_some() => Some(located(snapshot.lexical(&self.settings.bm25, query, n)?)),
             None => None,
         };
         Ok(legs)
@@ -685,9 +764,9 @@ impl Engine {
         };
         let fresh: Vec<(u64, ChunkAddress)> = lexical
             .iter()
-            .filter(|(h, _)| !vectors.rows.contains_key(&h.key))
+            .filter_map(|(h, a)| Some((h.key, (*a)?)))
+            .filter(|(key, _)| !vectors.rows.contains_key(key))
             .take(self.settings.search.embed_fresh)
-            .map(|(h, a)| (h.key, *a))
             .collect();
         if fresh.is_empty() {
             return Ok(());
@@ -700,7 +779,7 @@ impl Engine {
         let depth = vector.len();
         for ((key, _), v) in fresh.iter().zip(embedded) {
             let score = dot(q, &v);
-            legs.fresh.insert(*key, score);
+            legs.cosines.insert(*key, score);
             vector.push(LegHit { key: *key, rank: 0, score });
         }
         vector.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.key.cmp(&b.key)));
@@ -720,28 +799,40 @@ impl Engine {
     /// folded into it: up to `wanted` of them.
     fn candidates(
         &self,
-        snapshot: &Snapshot,
+        snapshot: Option<&Snapshot>,
         fused: Vec<Fused>,
         legs: &Legs,
         (query, intent): (&str, &IntentResult),
         wanted: usize,
     ) -> Result<Vec<Candidate>> {
         let config = &self.settings.search;
+        let fused: Vec<Fused> =
+            fused.into_iter().take(wanted * config.candidates_factor + config.candidates_extra).collect();
+        let mut remote = self.remote_chunks(legs, &fused)?;
         let mut candidates = Vec::new();
-        for fused in fused.into_iter().take(wanted * config.candidates_factor + config.candidates_extra) {
-            let Some(address) = legs.address_of(fused.key).or_else(|| snapshot.address_of(fused.key)) else {
-                continue;
+        for fused in fused {
+            let local = || {
+                let snapshot = snapshot?;
+                legs.address_of(fused.key).or_else(|| snapshot.address_of(fused.key)).map(|a| (snapshot, a))
             };
-            let hit = snapshot.load(address, fused.key)?;
-            candidates.push(Candidate {
-                fused,
+            let candidate = |hit: Hit, address, superseded, created| Candidate {
+                fused: fused.clone(),
                 hit,
                 address,
+                superseded,
+                created,
                 boosts: Vec::new(),
                 factor: 1.0,
                 logit: None,
                 learned: None,
-            });
+            };
+            if let Some((hit, superseded, created)) = remote.remove(&fused.key) {
+                candidates.push(candidate(hit, None, superseded, created));
+            } else if let Some((snapshot, address)) = local() {
+                let hit = snapshot.load(address, fused.key)?;
+                let (superseded, created) = self.memory_facts(&hit);
+                candidates.push(candidate(hit, Some(address), superseded, created));
+            }
         }
         let fuse = &self.settings.fuse;
         for c in candidates.iter_mut() {
@@ -760,13 +851,11 @@ impl Engine {
                     c.boost(fuse.third_party_factor, why);
                 }
             }
-            if c.hit.kind == "memory"
-                && self.meta.superseded.iter().any(|(doc, title)| *doc == c.hit.doc && *title == c.hit.title)
-            {
+            if c.hit.kind == "memory" && c.superseded {
                 c.boost(config.superseded_factor, "superseded");
             }
             if c.hit.kind == "memory" && config.memory_half_life_days > 0.0 {
-                if let Some(age) = self.memory_age_days(&c.hit) {
+                if let Some(age) = self.memory_age_days(c.created.as_ref()) {
                     c.boost(0.5f32.powf(age / config.memory_half_life_days), "recency");
                 }
             }
@@ -798,7 +887,7 @@ impl Engine {
                 let v = self.vectors().ok()?;
                 v.rows.get(&c.fused.key).map(|r| dot(q, v.store.row(*r)))
             });
-            c.hit.cosine = c.hit.cosine.or_else(|| legs.fresh.get(&c.fused.key).copied());
+            c.hit.cosine = c.hit.cosine.or_else(|| legs.cosines.get(&c.fused.key).copied());
             kept.push(c);
             if kept.len() == wanted {
                 break;
@@ -822,12 +911,21 @@ impl Engine {
         generated.then_some("generated")
     }
 
-    /// Days since a memory hit's record was created, when its category decays and its time is
-    /// known.
-    fn memory_age_days(&self, hit: &Hit) -> Option<f32> {
+    /// Whether a local hit's memory record is superseded, and its category and creation time.
+    fn memory_facts(&self, hit: &Hit) -> (bool, Option<(String, i64)>) {
+        if hit.kind != "memory" {
+            return (false, None);
+        }
+        let superseded = self.meta.superseded.iter().any(|(doc, title)| *doc == hit.doc && *title == hit.title);
+        let created = self.meta.memory_created.iter().find(|(doc, title, _, _)| *doc == hit.doc && *title == hit.title);
+        (superseded, created.map(|(_, _, category, at)| (category.clone(), *at)))
+    }
+
+    /// Days since a memory record was `created` (its category and time), when its category
+    /// decays and its time is known.
+    fn memory_age_days(&self, created: Option<&(String, i64)>) -> Option<f32> {
         let config = &self.settings.search;
-        let (_, _, category, created) =
-            self.meta.memory_created.iter().find(|(doc, title, _, _)| *doc == hit.doc && *title == hit.title)?;
+        let (category, created) = created?;
         if !config.memory_decay_categories.iter().any(|c| crate::memory::category::same(c, category)) {
             return None;
         }
@@ -837,12 +935,13 @@ impl Engine {
 
     /// Reorders candidates (in fused order) by the learned fusion's score, which becomes their
     /// fused score: what the rerank stage blends and labels compare.
-    fn learned(&self, snapshot: &Snapshot, query: &str, intent: &IntentResult, candidates: &mut [Candidate]) {
+    fn learned(&self, snapshot: Option<&Snapshot>, query: &str, intent: &IntentResult, candidates: &mut [Candidate]) {
         let (terms, weights) = term_weights(snapshot, query);
-        let addresses: Vec<ChunkAddress> = candidates.iter().map(|c| c.address).collect();
+        let places: Vec<(Option<ChunkAddress>, &Hit)> = candidates.iter().map(|c| (c.address, &c.hit)).collect();
+        let found = occurring(snapshot, &terms, &places);
         let signals: Vec<fuse::Signals> = candidates
             .iter()
-            .zip(snapshot.occurring(&terms, &addresses))
+            .zip(found)
             .map(|(c, found)| fuse::Signals {
                 lexical_rank: c.hit.lexical_rank,
                 bm25: c.hit.bm25,
@@ -899,10 +998,10 @@ impl Engine {
     /// score-ratio labels of `context::labels::label` when abstention is off).
     fn labels(
         &self,
-        snapshot: &Snapshot,
+        snapshot: Option<&Snapshot>,
         query: &str,
         intent: &IntentResult,
-        (results, addresses): (&mut [Hit], &[ChunkAddress]),
+        (results, addresses): (&mut [Hit], &[Option<ChunkAddress>]),
         cosine_gap: Option<f32>,
         report_evidence: bool,
     ) -> (Option<Evidence>, Option<crate::context::abstain::Verdict>) {
@@ -920,17 +1019,19 @@ impl Engine {
     /// the coverage of the hits at `measured` (the first hits' places in the index).
     fn evidence(
         &self,
-        snapshot: &Snapshot,
+        snapshot: Option<&Snapshot>,
         query: &str,
         results: &mut [Hit],
-        measured: &[ChunkAddress],
+        measured: &[Option<ChunkAddress>],
         cosine_gap: Option<f32>,
     ) -> Evidence {
         let config = &self.settings.abstain;
         let (terms, weights) = term_weights(snapshot, query);
         let share = |keep: &dyn Fn(usize) -> bool| share(&weights, keep);
         let mut seen = vec![false; terms.len()];
-        for (i, (h, found)) in results.iter_mut().zip(snapshot.occurring(&terms, measured)).enumerate() {
+        let places: Vec<(Option<ChunkAddress>, &Hit)> = measured.iter().copied().zip(results.iter()).collect();
+        let found = occurring(snapshot, &terms, &places);
+        for (i, (h, found)) in results.iter_mut().zip(found).enumerate() {
             h.coverage = Some(share(&|t| found[t]));
             if i < config.coverage_hits {
                 seen.iter_mut().zip(&found).for_each(|(s, f)| *s |= f);
@@ -1019,7 +1120,10 @@ impl Engine {
         if n == 0 {
             return Ok(Vec::new());
         }
-        let mut chunks = self.reader.snapshot().chunks_of(&hit.doc)?;
+        let mut chunks = match &self.reader {
+            Some(reader) => reader.snapshot().chunks_of(&hit.doc)?,
+            None => self.remote_chunks_of(&hit.doc)?,
+        };
         chunks.sort_by_key(|c| (c.start_line, c.end_line));
         let before = chunks.iter().filter(|c| c.end_line < hit.start_line).rev().take(n).cloned();
         let after = chunks.iter().filter(|c| c.start_line > hit.end_line).take(n).cloned();
@@ -1038,15 +1142,22 @@ impl Engine {
         (Some(out), ms(t))
     }
 
-    /// The vector leg; `Err(reason)` when there is no model or it failed (the caller degrades).
-    fn vector_leg(&self, query: &str, n: usize) -> std::result::Result<(Vec<LegHit>, Vec<f32>, f64), String> {
+    /// The query's embedding and the milliseconds it took: what the local vector leg and the
+    /// backend's search with. `Err(reason)` when there is no model or it failed (the caller
+    /// degrades: BM25 answers alone).
+    fn embed_query(&self, query: &str) -> std::result::Result<(Vec<f32>, f64), String> {
         let embedder = self
             .embedder
             .as_ref()
             .ok_or_else(|| self.embed_error.clone().unwrap_or_else(|| "no embedding model".into()))?;
         let t = Instant::now();
         let q = embedder.embed_query(query).map_err(|e| e.to_string())?;
-        let embed_ms = ms(t);
+        Ok((q, ms(t)))
+    }
+
+    /// The vector leg; `Err(reason)` when there is no model or it failed (the caller degrades).
+    fn vector_leg(&self, query: &str, n: usize) -> std::result::Result<(Vec<LegHit>, Vec<f32>, f64), String> {
+        let (q, embed_ms) = self.embed_query(query)?;
         let vectors = &self.vectors()?.store;
         let hits = vectors
             .search(&q, n)
@@ -1059,10 +1170,16 @@ impl Engine {
 }
 
 /// The query's distinct analyzed terms, and for each its document frequency and IDF weight.
-fn term_weights(snapshot: &Snapshot, query: &str) -> (Vec<String>, Vec<(u64, f32)>) {
+/// Without a local index the frequencies are unknown: every term weighs the same and none counts
+/// as unseen (said in the degraded reason, [`remote::LEFT_OUT`]).
+fn term_weights(snapshot: Option<&Snapshot>, query: &str) -> (Vec<String>, Vec<(u64, f32)>) {
     let mut terms = bm25::terms(query);
     terms.sort();
     terms.dedup();
+    let Some(snapshot) = snapshot else {
+        let weights = vec![(1, 1.0); terms.len()];
+        return (terms, weights);
+    };
     let docs = snapshot.num_docs().max(1) as f32;
     let weights = terms
         .iter()
@@ -1072,6 +1189,16 @@ fn term_weights(snapshot: &Snapshot, query: &str) -> (Vec<String>, Vec<(u64, f32
         })
         .collect();
     (terms, weights)
+}
+
+/// For each hit, which of the analysed `terms` its title, path or body holds: from the local
+/// index's postings when it has every hit, else by analysing the hits' texts (the same answer).
+fn occurring(snapshot: Option<&Snapshot>, terms: &[String], hits: &[(Option<ChunkAddress>, &Hit)]) -> Vec<Vec<bool>> {
+    let addresses: Option<Vec<ChunkAddress>> = hits.iter().map(|(a, _)| *a).collect();
+    match (snapshot, addresses) {
+        (Some(snapshot), Some(addresses)) => snapshot.occurring(terms, &addresses),
+        _ => hits.iter().map(|(_, h)| bm25::occurring(terms, &[&h.title, &h.path, &h.text])).collect(),
+    }
 }
 
 /// The share of the query's term weight held by the terms `keep` (an index into the terms) picks.
@@ -1253,8 +1380,8 @@ mod tests {
         let mut settings = Settings::default();
         settings.fuse.method = FuseMethod::Learned;
         let engine = Engine::with_embedder(&index, settings, Some(embedder), None).unwrap();
-        let snapshot = engine.reader.snapshot();
-        let (terms, _) = term_weights(&snapshot, "how do cached sessions expire? verifyToken redis");
+        let snapshot = engine.reader.as_ref().unwrap().snapshot();
+        let (terms, _) = term_weights(Some(&snapshot), "how do cached sessions expire? verifyToken redis");
         let chunks: Vec<(u64, Hit)> = snapshot.all().collect::<Result<_>>().unwrap();
         let addresses: Vec<ChunkAddress> = chunks.iter().map(|(k, _)| snapshot.address_of(*k).unwrap()).collect();
         let from_postings = snapshot.occurring(&terms, &addresses);

@@ -24,10 +24,17 @@ pub(crate) fn run(args: SearchArgs, config: Option<&Path>) -> Result<i32> {
         Format::Context => Output::Context,
     };
     let settings = settings(config, args.layer())?;
-    let dir = super::index_dir(args.index.clone())?;
+    let dir = match super::index_dir(args.index.clone()) {
+        Ok(dir) => dir,
+        // No index here: the search backend holds it, and answers alone.
+        Err(_) if settings.backend.url.is_some() => std::env::current_dir()?.join(".engine"),
+        Err(e) => return Err(e),
+    };
+    let local = crate::index::store::current_generation(&dir).ok().flatten().is_some();
     let color = output == Output::Text && args.color.on_stdout();
     let call = SearchCall { query, settings, explain: args.explain, output, color };
-    if call.settings.search.daemon && !args.no_daemon {
+    // A daemon serves a local index; without one this process asks the backend itself.
+    if call.settings.search.daemon && !args.no_daemon && local {
         match crate::integrations::daemon::search(&dir, &call) {
             Ok(Ok(printed)) => return Ok(emit(&printed)),
             Ok(Err(failed)) => return Ok(crate::cli::exit::report(failed.class, &failed.message)),

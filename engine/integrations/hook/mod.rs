@@ -220,6 +220,11 @@ fn dispatch(payload: &Payload, how: &Invocation) -> Outcome {
                 None => Outcome::quiet(format!("no project of yours at or above {}; nothing captured", cwd.display())),
             };
         }
+        if payload.event == "UserPromptSubmit" && found.distrusted.is_empty() {
+            if let Some(answered) = through_backend_alone(payload, &cwd, how) {
+                return answered;
+            }
+        }
         if payload.event == "SessionStart" && found.distrusted.is_empty() {
             if let Some(started) = first_run(&cwd) {
                 return started;
@@ -249,6 +254,18 @@ fn dispatch(payload: &Payload, how: &Invocation) -> Outcome {
     }
     stderr.extend(out.stderr);
     Outcome { stderr: (!stderr.is_empty()).then(|| stderr.join("\n")), ..out }
+}
+
+/// A prompt in a project of one's own without an index whose `engine.toml` names a search
+/// backend (`[backend] url`): the backend answers it alone (no daemon: a daemon serves a local
+/// index). `None` when no backend is configured. An unreachable backend adds nothing.
+fn through_backend_alone(payload: &Payload, cwd: &Path, how: &Invocation) -> Option<Outcome> {
+    let root = own_project(cwd, std::env::var_os("HOME").map(PathBuf::from).as_deref())?;
+    let index = root.join(".engine");
+    let (mut settings, _) = how.settings(&index);
+    settings.backend.url.as_ref()?;
+    settings.hook.daemon = false;
+    Some(prompt::on_prompt(payload, &index, settings))
 }
 
 /// The Claude Code settings file that runs the engine's own hook for `event` in the project

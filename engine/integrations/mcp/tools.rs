@@ -184,7 +184,8 @@ fn generation_id(index: &Path) -> Option<GenerationId> {
 /// The open index, once there is one.
 struct Open {
     engine: Engine,
-    chunks: ChunkReader,
+    /// `None`: no local index, the search backend (`[backend] url`) holds the chunks.
+    chunks: Option<ChunkReader>,
     generation: Option<GenerationId>,
 }
 
@@ -279,6 +280,9 @@ impl State {
             }
         }
         let Some(index) = self.index.clone() else {
+            if self.open_backend_alone() {
+                return;
+            }
             self.why_closed = Some(format!(
                 "no index for {} yet: run `engine index` in the project (memory tools work without one)",
                 self.root.display()
@@ -324,7 +328,7 @@ impl State {
                 // A new generation: the same engine reads it, keeping the model and the reranker.
                 let o = self.open.as_mut().expect("matched Some");
                 match o.engine.reopen().and_then(|_| ChunkReader::open(o.engine.generation_dir())) {
-                    Ok(chunks) => (o.chunks, o.generation) = (chunks, now),
+                    Ok(chunks) => (o.chunks, o.generation) = (Some(chunks), now),
                     Err(e) => {
                         eprintln!("engine mcp: cannot reopen {}: {e}", index.display());
                         self.open = None;
@@ -343,13 +347,45 @@ impl State {
         }
     }
 
+    /// A project without an index whose `engine.toml` names a search backend: an engine that
+    /// searches through it alone (kept until the file changes; an index that appears later is
+    /// read as a new generation). False when no backend is named or the engine cannot open.
+    fn open_backend_alone(&mut self) -> bool {
+        let index = self.root.join(".engine");
+        let config = std::fs::read(crate::integrations::prompt::project_config(&index)).ok();
+        if self.open.is_some() && config == self.config_seen {
+            return true;
+        }
+        let (settings, _) = crate::integrations::prompt::project_settings(&index);
+        self.open = None;
+        if settings.backend.url.is_none() {
+            return false;
+        }
+        (self.config_seen, self.settings) = (config, settings);
+        let model = None;
+        match Engine::open_serving(&index, self.settings.clone(), model, self.settings.rerank.mode) {
+            Ok(engine) => {
+                self.open = Some(Open { engine, chunks: None, generation: None });
+                (self.why_closed, self.failed) = (None, None);
+                true
+            }
+            Err(e) => {
+                eprintln!(
+                    "engine mcp: cannot search through {}: {e}",
+                    self.settings.backend.url.as_deref().unwrap_or("")
+                );
+                false
+            }
+        }
+    }
+
     /// Opens `index`, reusing the loaded model of `keep` when there is one.
     fn reopen(&mut self, index: &Path, keep: Option<&Open>) {
         let generation = generation_id(index);
         let model = keep.and_then(|o| o.engine.embedder().cloned());
         let engine = Engine::open_serving(index, self.settings.clone(), model, self.settings.rerank.mode);
         let opened = engine.and_then(|engine| {
-            let chunks = ChunkReader::open(engine.generation_dir())?;
+            let chunks = Some(ChunkReader::open(engine.generation_dir())?);
             Ok(Open { engine, chunks, generation: generation.clone() })
         });
         match opened {
@@ -454,7 +490,11 @@ impl State {
         // Checked before the index: a path outside the project is refused whether or not there is one.
         let path = path.map(|p| self.project_path(p)).transpose()?;
         let open = self.opened()?;
-        let snapshot = open.chunks.snapshot();
+        let chunks = open
+            .chunks
+            .as_ref()
+            .ok_or("get reads the local index, and this project has none: the search results carry each hit's text")?;
+        let snapshot = chunks.snapshot();
         let found = match (id, path) {
             (Some(_), Some(_)) => return Err("give either id or path, not both".into()),
             (None, None) => return Err("get needs an id (from search) or a path (with start_line and end_line)".into()),
