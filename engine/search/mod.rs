@@ -805,6 +805,22 @@ impl Engine {
         (query, intent): (&str, &IntentResult),
         wanted: usize,
     ) -> Result<Vec<Candidate>> {
+        let mut candidates = self.load_candidates(snapshot, fused, legs, wanted)?;
+        for c in candidates.iter_mut() {
+            self.boost(c, query, intent);
+        }
+        Ok(self.keep(candidates, legs, wanted))
+    }
+
+    /// The first fused hits, read from the local index or, for chunks only the backend has, from
+    /// the backend.
+    fn load_candidates(
+        &self,
+        snapshot: Option<&Snapshot>,
+        fused: Vec<Fused>,
+        legs: &Legs,
+        wanted: usize,
+    ) -> Result<Vec<Candidate>> {
         let config = &self.settings.search;
         let fused: Vec<Fused> =
             fused.into_iter().take(wanted * config.candidates_factor + config.candidates_extra).collect();
@@ -834,32 +850,44 @@ impl Engine {
                 candidates.push(candidate(hit, Some(address), superseded, created));
             }
         }
+        Ok(candidates)
+    }
+
+    /// A candidate's boosts: the query's expansions, test and non-test files, vendored and
+    /// generated code, superseded and aging memory records.
+    fn boost(&self, c: &mut Candidate, query: &str, intent: &IntentResult) {
+        let config = &self.settings.search;
         let fuse = &self.settings.fuse;
-        for c in candidates.iter_mut() {
-            if expansion_match(intent, &c.hit) {
-                c.boost(fuse.expansion_boost, "expansion");
-            }
-            let test = crate::ingest::is_test_path(&c.hit.path);
-            if fuse.test_factor != 1.0 && !intent.about_tests && test {
-                c.boost(fuse.test_factor, "test file");
-            }
-            if fuse.non_test_factor != 1.0 && intent.about_tests && !test {
-                c.boost(fuse.non_test_factor, "not a test file");
-            }
-            if fuse.third_party_factor != 1.0 {
-                if let Some(why) = self.third_party(&c.hit).filter(|_| !names(query, &c.hit)) {
-                    c.boost(fuse.third_party_factor, why);
-                }
-            }
-            if c.hit.kind == "memory" && c.superseded {
-                c.boost(config.superseded_factor, "superseded");
-            }
-            if c.hit.kind == "memory" && config.memory_half_life_days > 0.0 {
-                if let Some(age) = self.memory_age_days(c.created.as_ref()) {
-                    c.boost(0.5f32.powf(age / config.memory_half_life_days), "recency");
-                }
+        if expansion_match(intent, &c.hit) {
+            c.boost(fuse.expansion_boost, "expansion");
+        }
+        let test = crate::ingest::is_test_path(&c.hit.path);
+        if fuse.test_factor != 1.0 && !intent.about_tests && test {
+            c.boost(fuse.test_factor, "test file");
+        }
+        if fuse.non_test_factor != 1.0 && intent.about_tests && !test {
+            c.boost(fuse.non_test_factor, "not a test file");
+        }
+        if fuse.third_party_factor != 1.0 {
+            if let Some(why) = self.third_party(&c.hit).filter(|_| !names(query, &c.hit)) {
+                c.boost(fuse.third_party_factor, why);
             }
         }
+        if c.hit.kind == "memory" && c.superseded {
+            c.boost(config.superseded_factor, "superseded");
+        }
+        if c.hit.kind == "memory" && config.memory_half_life_days > 0.0 {
+            if let Some(age) = self.memory_age_days(c.created.as_ref()) {
+                c.boost(0.5f32.powf(age / config.memory_half_life_days), "recency");
+            }
+        }
+    }
+
+    /// The boosted candidates in score order, overlapping windows of one chunk dropped and
+    /// copies of a better hit's text folded into it: up to `wanted` of them, with their scores,
+    /// leg ranks and cosines.
+    fn keep(&self, mut candidates: Vec<Candidate>, legs: &Legs, wanted: usize) -> Vec<Candidate> {
+        let config = &self.settings.search;
         candidates.sort_by(|a, b| b.fused.score.total_cmp(&a.fused.score).then(a.fused.key.cmp(&b.fused.key)));
         let mut kept: Vec<Candidate> = Vec::new();
         let mut kept_pairs: Vec<duplicates::Pairs> = Vec::new();
@@ -893,7 +921,7 @@ impl Engine {
                 break;
             }
         }
-        Ok(kept)
+        kept
     }
 
     /// Why a hit's file is not the project's own writing, if it is not: it lies under a vendored
