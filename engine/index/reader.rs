@@ -4,8 +4,8 @@
 
 use crate::config::Bm25Config;
 use crate::error::{Error, Result};
+use crate::hit::Hit;
 use crate::hit::LegHit;
-use crate::hit::{Confidence, Hit};
 use crate::index::bm25::{self, Fields};
 use std::path::{Path, PathBuf};
 use tantivy::collector::TopDocs;
@@ -189,22 +189,13 @@ impl Snapshot<'_> {
             title: text(f.title),
             start_line: num(f.start_line),
             end_line: num(f.end_line),
-            score: 0.0,
-            confidence: Confidence::Low,
-            cosine: None,
-            bm25: None,
-            lexical_rank: None,
-            vector_rank: None,
-            coverage: None,
-            snippet: String::new(),
             text: text(f.body),
             kind: text(f.kind),
             lang: (!lang.is_empty()).then_some(lang),
             tags: all(f.tags),
             category: (!category.is_empty()).then_some(category),
             symbols: symbols.split_whitespace().map(str::to_string).collect(),
-            also_in: Vec::new(),
-            explain: None,
+            ..Hit::default()
         })
     }
 }

@@ -13,7 +13,7 @@ use super::{Engine, Legs, SearchRequest, Timings};
 use crate::backend::{Backend, RemoteChunk, RemoteQuery};
 use crate::config::Mode;
 use crate::error::{Error, Result};
-use crate::hit::{Confidence, Hit};
+use crate::hit::Hit;
 use crate::index::reader::Snapshot;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -220,22 +220,13 @@ fn remote_hit(c: RemoteChunk) -> RemoteHit {
         title: c.title,
         start_line: c.start_line,
         end_line: c.end_line,
-        score: 0.0,
-        confidence: Confidence::Low,
-        cosine: None,
-        bm25: None,
-        lexical_rank: None,
-        vector_rank: None,
-        coverage: None,
-        snippet: String::new(),
         text: c.text,
         kind: c.kind,
         lang: (!c.lang.is_empty()).then_some(c.lang),
         tags: c.tags,
         category: (!c.category.is_empty()).then_some(c.category),
         symbols: c.symbols,
-        also_in: Vec::new(),
-        explain: None,
+        ..Hit::default()
     };
     (hit, c.superseded, created)
 }
