@@ -57,6 +57,10 @@ const VARCHARS: [(&str, usize); 10] = [
     ("text", MAX_VARCHAR),
 ];
 
+/// The Int64 scalar fields, and the one Bool.
+const INT64S: [&str; 3] = ["start_line", "end_line", "created"];
+const SUPERSEDED: &str = "superseded";
+
 pub(super) struct Milvus {
     url: BackendUrl,
     runtime: tokio::runtime::Runtime,
@@ -378,23 +382,9 @@ impl Milvus {
 
     /// The rows `filter` keeps, with every field the search path reads of a chunk.
     fn chunk_rows(&self, filter: String, limit: usize, wait: Duration) -> Result<Vec<RemoteChunk>> {
-        let fields = [
-            ID,
-            "document",
-            "path",
-            "title",
-            "kind",
-            "lang",
-            "symbols",
-            "tags",
-            "category",
-            "text",
-            "model",
-            "start_line",
-            "end_line",
-            "created",
-            "superseded",
-        ];
+        // Every stored field but the vectors and the fingerprint, as the schema declares them.
+        let fields: Vec<&str> =
+            [ID].into_iter().chain(VARCHARS.map(|(name, _)| name)).chain(INT64S).chain([SUPERSEDED]).collect();
         let request = QueryRequest::builder()
             .collection_name(&self.url.collection)
             .filter(filter)
@@ -430,7 +420,7 @@ impl Milvus {
                 end_line: row.get_i64("end_line").map_err(bad)?.max(0) as usize,
                 // 0 is what a push writes for "not known".
                 created: (created != 0).then_some(created),
-                superseded: row.get_bool("superseded").map_err(bad)?,
+                superseded: row.get_bool(SUPERSEDED).map_err(bad)?,
                 model: text("model")?,
             });
         }
@@ -628,10 +618,10 @@ fn schema(dimensions: usize) -> CollectionSchema {
         schema =
             schema.add_field(FieldSchema::new().name(name).data_type(sdk::DataType::VarChar).max_length(max as u32));
     }
-    for name in ["start_line", "end_line", "created"] {
+    for name in INT64S {
         schema = schema.add_field(FieldSchema::new().name(name).data_type(sdk::DataType::Int64));
     }
-    schema.add_field(FieldSchema::new().name("superseded").data_type(sdk::DataType::Bool))
+    schema.add_field(FieldSchema::new().name(SUPERSEDED).data_type(sdk::DataType::Bool))
 }
 
 /// Analysed terms as words Milvus's standard analyzer takes as they are (letters, digits and

@@ -5,11 +5,11 @@
 //! prompts get the same answers whichever runs the legs (docs/scale-out.md).
 //!
 //! One backend so far: Milvus (Lite, Standalone or Distributed: one gRPC API), through the
-//! official Rust SDK behind the `milvus` cargo feature.
+//! official Rust SDK behind the `milvus` cargo feature. Its async runtime lives inside
+//! [`milvus`]; everything here is synchronous.
 //!
 //! A machine without the index (only the URL and the model) searches the same way: the chunks
-//! the legs find are read from the backend's rows ([`RemoteChunk`]) instead of the local index. Its async runtime lives inside
-//! [`milvus`]; everything here is synchronous.
+//! the legs find are read from the backend's rows ([`RemoteChunk`]) instead of the local index.
 
 #[cfg(feature = "milvus")]
 mod milvus;

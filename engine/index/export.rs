@@ -95,6 +95,11 @@ fn id_of(doc: &str, content_hash: &str) -> String {
     format!("{doc}#{}", &content_hash[..16])
 }
 
+/// The document id an export id ([`chunk_id`]) was made from.
+pub(crate) fn document_of(id: &str) -> Option<&str> {
+    id.rsplit_once('#').map(|(doc, _)| doc)
+}
+
 fn exported(hit: crate::hit::Hit, vector: Option<Vec<f32>>, meta: &store::Meta) -> ExportedChunk {
     let content_hash = content_hash(&hit.title, &hit.text);
     let created = meta.memory_created.iter().find(|(doc, title, _, _)| *doc == hit.doc && *title == hit.title);

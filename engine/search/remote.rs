@@ -187,7 +187,7 @@ impl Engine {
         let mut keys = self.backend_keys.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let mut out = HashMap::new();
         for id in ids {
-            let Some((doc, _)) = id.rsplit_once('#') else { continue };
+            let Some(doc) = crate::index::export::document_of(id) else { continue };
             if keys.documents.insert(doc.to_string()) {
                 for (key, hit) in snapshot.keyed_chunks_of(doc)? {
                     keys.by_id.insert(crate::index::export::chunk_id(&hit.doc, &hit.title, &hit.text), key);
