@@ -1,5 +1,6 @@
 //! Chunking: one chunker per kind of document (Markdown, reStructuredText and AsciiDoc by section
-//! through [`sections`], code, JSON memory records, plain text),
+//! through [`sections`], code, with yacc and lex grammars by [`grammar`], JSON memory records,
+//! plain text),
 //! all producing [`Chunk`]s within a token budget. Budgets are counted with the embedding model's
 //! tokenizer, so a chunk is what the model actually sees. [`pack`] is the one packing routine every
 //! chunker uses: it fills windows with units (paragraphs, blocks, lines) in order, splits units that
@@ -7,6 +8,7 @@
 
 pub mod asciidoc;
 pub mod code;
+pub mod grammar;
 pub mod markdown;
 pub mod memory;
 pub mod rst;
@@ -17,8 +19,10 @@ use crate::config::ChunkConfig;
 use crate::ingest::{Document, Kind};
 
 /// Bump when chunk boundaries change, so indexes built by older chunkers are rebuilt (4: each
-/// document's entry says whether a tool generated it, which only a re-read of the file tells).
-pub(crate) const CHUNKER_VERSION: u32 = 4;
+/// document's entry says whether a tool generated it, which only a re-read of the file tells;
+/// 5: yacc and lex grammars by section and rule, C titles with their file, C comments one
+/// blank line above a function kept with it).
+pub(crate) const CHUNKER_VERSION: u32 = 5;
 
 /// A piece of a document: what is indexed, embedded and returned.
 #[derive(Debug, Clone, PartialEq, Default)]

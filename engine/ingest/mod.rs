@@ -65,6 +65,10 @@ pub enum Lang {
     C,
     /// C++: `.cc`, `.cpp`, `.cxx`, `.hpp`, `.hh`, `.hxx`
     Cpp,
+    /// yacc/bison grammars: `.y`, `.yy`, `.ypp`
+    Yacc,
+    /// lex/flex scanners: `.l`, `.ll`, `.lpp`, `.lex`
+    Lex,
 }
 
 impl Lang {
@@ -80,6 +84,8 @@ impl Lang {
             "java" => Lang::Java,
             "c" | "h" => Lang::C,
             "cc" | "cpp" | "cxx" | "hpp" | "hh" | "hxx" => Lang::Cpp,
+            "y" | "yy" | "ypp" => Lang::Yacc,
+            "l" | "ll" | "lpp" | "lex" => Lang::Lex,
             _ => return None,
         })
     }
@@ -95,6 +101,8 @@ impl Lang {
             Lang::Java => "java",
             Lang::C => "c",
             Lang::Cpp => "cpp",
+            Lang::Yacc => "yacc",
+            Lang::Lex => "lex",
         }
     }
 }
@@ -134,12 +142,14 @@ fn generated_name(rel: &str) -> bool {
 }
 
 /// Whether a path names a test, benchmark or fixture: a `test`/`tests`/`__tests__`/`spec`/
-/// `fixtures`/`benches`/`benchmarks`/`testdata` directory, or a name like `test_x.py`,
-/// `x_test.go`, `x.test.js`, `x.spec.ts`, `x.bench.js`.
+/// `fixtures`/`benches`/`benchmarks`/`testdata`/`testsuite` directory (Maven's `src/test/java`
+/// among them), a name like `test_x.py`, `x_test.go`, `x.test.js`, `x.spec.ts`, `x.bench.js`,
+/// or a JUnit class name (`TestPeriod.java`, `PeriodTest.java`, `PeriodTests.java`,
+/// `PeriodIT.java`; case matters there: `Contest.java` is no test).
 pub(crate) fn is_test_path(path: &str) -> bool {
     static TEST: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         regex::Regex::new(
-            r"(?i)(^|/)(tests?|__tests__|specs?|fixtures?|benchmarks?|benches|testdata)/|(^|/)test_[^/]*$|_tests?\.[a-z]+$|\.(test|spec|bench)\.[a-z]+$",
+            r"(?i)(^|/)(tests?|__tests__|specs?|fixtures?|benchmarks?|benches|testdata|testsuites?)/|(^|/)test_[^/]*$|_tests?\.[a-z]+$|\.(test|spec|bench)\.[a-z]+$|(?-i:(^|/)Test[A-Z]\w*\.java$|[a-z0-9](Tests?|IT|TestCase)\.java$)",
         )
         .expect("valid")
     });
@@ -659,10 +669,24 @@ mod tests {
             "benchmarks/basic.bench.js",
             "test/fixtures/x.js",
             "crates/x/benches/b.rs",
+            "src/test/java/org/joda/time/TestPeriod_Basics.java",
+            "core/PeriodTest.java",
+            "core/PeriodTests.java",
+            "core/PeriodIT.java",
+            "testsuite/regex/run.c",
         ] {
             assert!(is_test_path(p), "{p}");
         }
-        for p in ["src/testing.py", "lib/levels.js", "docs/testing.rst", "contest/x.rs", "latest.md"] {
+        for p in [
+            "src/testing.py",
+            "lib/levels.js",
+            "docs/testing.rst",
+            "contest/x.rs",
+            "latest.md",
+            "src/main/java/org/x/Contest.java",
+            "src/main/java/org/x/Testimony.java",
+            "src/main/java/org/x/SPLIT.java",
+        ] {
             assert!(!is_test_path(p), "{p}");
         }
     }
