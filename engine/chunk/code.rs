@@ -291,13 +291,7 @@ fn brace_defs(src: &Lexed, lo: usize, hi: usize, depth: i32) -> Vec<Def> {
         }
         let found = match_def(&code[i], lang).and_then(|d| body_opens(code, i, hi).ok().map(|open| (d, open)));
         let Some(((name, container, receiver), open)) = found else {
-            if let Some(d) = documented_declaration(src, i, hi, floor) {
-                i = d.end + 1;
-                floor = i;
-                defs.push(d);
-            } else {
-                i += 1;
-            }
+            i += 1;
             continue;
         };
         let mut end = open;
@@ -321,7 +315,7 @@ fn brace_defs(src: &Lexed, lo: usize, hi: usize, depth: i32) -> Vec<Def> {
 }
 
 /// Where the body of a definition starting at line `i` opens: the first `{` within a few lines,
-/// or else (`Err`) the line of a `;` that ends it first, if any.
+/// or else (`Err`) the line of a `;` that ends it first, if any (a declaration).
 fn body_opens(code: &[String], i: usize, hi: usize) -> Result<usize, Option<usize>> {
     for (j, line) in code.iter().enumerate().take(hi.min(i + 8)).skip(i) {
         for c in line.chars() {
@@ -333,30 +327,6 @@ fn body_opens(code: &[String], i: usize, hi: usize) -> Result<usize, Option<usiz
         }
     }
     Err(None)
-}
-
-/// A Java member without a body (an interface's or abstract class's method, a constant) that
-/// has a Javadoc comment: a definition of its own, from its comment to its `;`, so that an
-/// interface's methods are not packed together into windows of the interface.
-fn documented_declaration(src: &Lexed, i: usize, hi: usize, floor: usize) -> Option<Def> {
-    static MEMBER: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(concat!(
-            r"^(?:@\w+(?:\([^)]*\))?\s+)*(?:(?:public|private|protected|static|final|abstract|default|transient|volatile)\s+)*",
-            r"(?:<[^>]+>\s+)?[\w\[\],.?]+(?:\s*<[^>]*>)?(?:\[\])*\s+(\w+)\s*(?:\(|=|;)"
-        ))
-        .expect("valid pattern")
-    });
-    if src.lang != Lang::Java {
-        return None;
-    }
-    let name = MEMBER.captures(src.code[i].trim())?.get(1)?.as_str().to_string();
-    if NOT_NAMES.contains(&name.as_str()) {
-        return None;
-    }
-    let end = body_opens(src.code, i, hi).err()??;
-    let start = leading(src.lines, i, floor, Lang::Java);
-    let documented = (start..i).any(|k| src.lines[k].trim_start().starts_with("/**"));
-    documented.then(|| Def { name, receiver: None, start, end, children: Vec::new() })
 }
 
 /// Python: definitions in `lo..hi` at exactly `indent`; a body ends before the next non-blank
@@ -820,22 +790,6 @@ static int count (int n)
         let src = format!("{licence}\nint main (void)\n{{\n\treturn 0;\n}}\n");
         let c = run("main.c", &src, 256);
         assert_eq!(titles(&c), ["main.c:1-20", "main.c: main:22-25"]);
-    }
-
-    #[test]
-    fn a_java_interfaces_documented_methods_and_constants_are_chunks_of_their_own() {
-        let src = "package a;\n\n/** A field of time. */\npublic abstract class DateTimeField {\n\n    /** The field's type. */\n    public abstract DateTimeFieldType getType();\n\n    /**\n     * Gets the text of the value.\n     * @param instant  the instant\n     */\n    public abstract String getAsText(long instant,\n            Locale locale);\n\n    /** Pattern used by the default. */\n    public static final LeapYearPatternType LEAP_YEAR_16_BASED = new LeapYearPatternType(1, 623191204);\n\n    int undocumented();\n    private int cache;\n}\n";
-        let c = run("DateTimeField.java", src, 40);
-        crate::chunk::assert_ranges_honest(src, &c);
-        let t = titles(&c);
-        for want in
-            ["DateTimeField.getType:6-7", "DateTimeField.getAsText:9-14", "DateTimeField.LEAP_YEAR_16_BASED:16-17"]
-        {
-            assert!(t.contains(&want.to_string()), "{want} not in {t:?}");
-        }
-        // Undocumented members stay in the class's own text.
-        assert!(c.iter().any(|c| c.title == "DateTimeField" && c.text.contains("int undocumented();")), "{t:?}");
-        assert!(!t.iter().any(|x| x.starts_with("DateTimeField.undocumented") || x.starts_with("DateTimeField.cache")));
     }
 
     #[test]
