@@ -23,6 +23,11 @@ pub enum Kind {
     Rst,
     /// AsciiDoc (`.adoc`, `.asciidoc`): chunked by section title.
     AsciiDoc,
+    /// Texinfo manuals (`.texi`, `.texinfo`, `.txi`): chunked by sectioning command.
+    Texinfo,
+    /// Maven xdoc site documents (`.xml` with a `<document>` root and sections): chunked by
+    /// section and subsection; other XML is [`Kind::Text`].
+    Xdoc,
     /// Source code in one of the [`Lang`]s: chunked by definition.
     Code,
     /// JSON or JSONL memory records: one chunk per record.
@@ -38,6 +43,8 @@ impl Kind {
             Kind::Markdown => "markdown",
             Kind::Rst => "rst",
             Kind::AsciiDoc => "asciidoc",
+            Kind::Texinfo => "texinfo",
+            Kind::Xdoc => "xdoc",
             Kind::Code => "code",
             Kind::Memory => "memory",
             Kind::Text => "text",
@@ -392,6 +399,12 @@ fn classify(rel: &str) -> Option<(Kind, Option<Lang>)> {
     if matches!(ext, "adoc" | "asciidoc") {
         return Some((Kind::AsciiDoc, None));
     }
+    if matches!(ext, "texi" | "texinfo" | "txi") {
+        return Some((Kind::Texinfo, None));
+    }
+    if ext == "xml" {
+        return Some((Kind::Xdoc, None));
+    }
     if let Some(lang) = Lang::from_path(&lower) {
         return Some((Kind::Code, Some(lang)));
     }
@@ -422,6 +435,7 @@ fn content_kind(known: Option<(Kind, Option<Lang>)>, text: &str) -> Option<(Kind
         Some((Kind::Memory, _)) if crate::memory::record::parse(text).is_none() => {
             plain_text(text).then_some((Kind::Text, None))
         }
+        Some((Kind::Xdoc, _)) if !crate::chunk::xdoc::is_xdoc(text) => plain_text(text).then_some((Kind::Text, None)),
         Some(known) => Some(known),
         // Every other text file: man pages, shell completions, Makefiles…
         None => plain_text(text).then_some((Kind::Text, None)),
@@ -571,8 +585,9 @@ impl Walk<'_> {
                 }
                 None => self.skip(None),
             },
-            // An unknown type that is not text (an image, an archive) is expected: no warning.
-            Err(_) if known.is_none() => self.skip(None),
+            // An unknown type that is not text (an image, an archive) is expected: no warning. So
+            // is XML that is not text: its name only guessed it might be xdoc.
+            Err(_) if known.is_none_or(|(kind, _)| kind == Kind::Xdoc) => self.skip(None),
             Err(why) => self.skip(Some(format!("skipped {rel}: {why}"))),
         }
     }
@@ -795,6 +810,24 @@ mod tests {
         let config = IndexConfig { exclude: vec!["doc/**".into()], ..IndexConfig::default() };
         let scan = scan_dir(root, &config, None, &|_, _| false).unwrap();
         assert!(!scan.documents.iter().any(|d| d.id == "doc/rg.1"));
+    }
+
+    #[test]
+    fn manuals_and_site_pages_are_told_from_other_xml_by_name_and_content() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let write = |rel: &str, body: &[u8]| {
+            std::fs::create_dir_all(root.join(rel).parent().unwrap()).unwrap();
+            std::fs::write(root.join(rel), body).unwrap();
+        };
+        write("doc/flex.texi", b"@node Top\n@top flex\n");
+        write("site/faq.xml", include_bytes!("../../tests/data/doc-markup/faq.xml"));
+        write("pom.xml", b"<project>\n  <modelVersion>4.0.0</modelVersion>\n</project>\n");
+        write("data/blob.xml", &[0u8, 159, 146, 150]);
+        let scan = scan_dir(root, &IndexConfig::default(), None, &|_, _| false).unwrap();
+        let kinds: Vec<(&str, Kind)> = scan.documents.iter().map(|d| (d.id.as_str(), d.kind)).collect();
+        assert_eq!(kinds, [("doc/flex.texi", Kind::Texinfo), ("pom.xml", Kind::Text), ("site/faq.xml", Kind::Xdoc)]);
+        assert!(scan.warnings.is_empty(), "XML that is not text is skipped quietly: {:?}", scan.warnings);
     }
 
     #[test]
