@@ -12,6 +12,9 @@
 //! by name and line range. Tree-sitter's accuracy on the same sample was not measured; switch if
 //! real repositories show boundaries these heuristics miss.
 //! line range. Known limits: C/C++ macros that open braces, and K&R-style definitions.
+//!
+//! C and C++ definitions are titled with their file (`gen.c: gentabs`): no class says where they
+//! are. Yacc and lex grammars go to [`super::grammar`], whose user-code section comes back here.
 
 use super::{pack, Chunk, Counter, Unit};
 use crate::config::ChunkConfig;
@@ -128,7 +131,8 @@ fn patterns(lang: Lang) -> &'static [Pattern] {
         Lang::JavaScript | Lang::TypeScript => &JS,
         Lang::Go => &GO,
         Lang::Java => &JAVA,
-        Lang::C | Lang::Cpp => &C,
+        // A grammar's user-code section is C (`super::grammar`).
+        Lang::C | Lang::Cpp | Lang::Yacc | Lang::Lex => &C,
     }
 }
 
@@ -196,6 +200,11 @@ fn lex(lines: &[&str], lang: Lang) -> (Vec<i32>, Vec<String>) {
     (depths, code)
 }
 
+/// [`lex`] for C: what a grammar's actions are written in.
+pub(crate) fn lex_c(lines: &[&str]) -> (Vec<i32>, Vec<String>) {
+    lex(lines, Lang::C)
+}
+
 fn match_def(line: &str, lang: Lang) -> Option<(String, bool, Option<String>)> {
     let t = line.trim();
     for p in patterns(lang) {
@@ -232,7 +241,32 @@ fn leading(lines: &[&str], start: usize, floor: usize, lang: Lang) -> usize {
         }
         s -= 1;
     }
+    if s == start && matches!(lang, Lang::C | Lang::Cpp) {
+        s = comment_above_blank(lines, start, floor).unwrap_or(s);
+    }
     s
+}
+
+/// C style puts a function's comment one blank line above it (`/* Generate the tables. */`,
+/// blank, `void gentabs (void)`): that comment block's first line, when it is a short block of
+/// its own (a blank line or the floor above it, so neither a licence header nor the tail of a
+/// statement).
+fn comment_above_blank(lines: &[&str], start: usize, floor: usize) -> Option<usize> {
+    const MAX_LINES: usize = 12;
+    if start < floor + 2 || !lines[start - 1].trim().is_empty() || !lines[start - 2].trim_end().ends_with("*/") {
+        return None;
+    }
+    let is_comment = |l: &str| {
+        let t = l.trim_start();
+        t.starts_with("/*") || t.starts_with('*') || t.starts_with("//")
+    };
+    let mut s = start - 1;
+    while s > floor && is_comment(lines[s - 1]) {
+        s -= 1;
+    }
+    let len = start - 1 - s;
+    let alone = s == floor || lines[s - 1].trim().is_empty();
+    (len > 0 && len <= MAX_LINES && alone && lines[s].trim_start().starts_with("/*")).then_some(s)
 }
 
 /// A file of a brace language as [`lex`] read it: its lines, each line's brace depth at its
@@ -255,25 +289,8 @@ fn brace_defs(src: &Lexed, lo: usize, hi: usize, depth: i32) -> Vec<Def> {
             i += 1;
             continue;
         }
-        let Some((name, container, receiver)) = match_def(&code[i], lang) else {
-            i += 1;
-            continue;
-        };
-        // The body opens at the first `{` within a few lines, before any `;` at this depth.
-        let mut open = None;
-        'scan: for (j, line) in code.iter().enumerate().take(hi.min(i + 8)).skip(i) {
-            for c in line.chars() {
-                match c {
-                    '{' => {
-                        open = Some(j);
-                        break 'scan;
-                    }
-                    ';' => break 'scan,
-                    _ => {}
-                }
-            }
-        }
-        let Some(open) = open else {
+        let found = match_def(&code[i], lang).and_then(|d| body_opens(code, i, hi).ok().map(|open| (d, open)));
+        let Some(((name, container, receiver), open)) = found else {
             i += 1;
             continue;
         };
@@ -295,6 +312,21 @@ fn brace_defs(src: &Lexed, lo: usize, hi: usize, depth: i32) -> Vec<Def> {
         floor = i;
     }
     defs
+}
+
+/// Where the body of a definition starting at line `i` opens: the first `{` within a few lines,
+/// or else (`Err`) the line of a `;` that ends it first, if any (a declaration).
+fn body_opens(code: &[String], i: usize, hi: usize) -> Result<usize, Option<usize>> {
+    for (j, line) in code.iter().enumerate().take(hi.min(i + 8)).skip(i) {
+        for c in line.chars() {
+            match c {
+                '{' => return Ok(j),
+                ';' => return Err(Some(j)),
+                _ => {}
+            }
+        }
+    }
+    Err(None)
 }
 
 /// Python: definitions in `lo..hi` at exactly `indent`; a body ends before the next non-blank
@@ -383,13 +415,16 @@ fn python_strings(lines: &[&str]) -> Vec<bool> {
 
 fn separator(lang: Lang) -> &'static str {
     match lang {
-        Lang::Rust | Lang::Cpp | Lang::C => "::",
+        Lang::Rust | Lang::Cpp | Lang::C | Lang::Yacc | Lang::Lex => "::",
         _ => ".",
     }
 }
 
 struct Emitter<'a> {
     lines: &'a [&'a str],
+    /// C and C++ definitions have no class to say where they are: their titles start with
+    /// the file name (`gen.c: gentabs`).
+    file_prefix: Option<String>,
     config: &'a ChunkConfig,
     count: Counter<'a>,
     sep: &'static str,
@@ -440,7 +475,11 @@ impl Emitter<'_> {
             Some(r) => format!("{r}.{}", d.name),
             None => d.name.clone(),
         };
-        let path = if parent.is_empty() { name.clone() } else { format!("{parent}{}{name}", self.sep) };
+        let path = match (parent.is_empty(), &self.file_prefix) {
+            (true, Some(file)) => format!("{file}: {name}"),
+            (true, None) => name.clone(),
+            (false, _) => format!("{parent}{}{name}", self.sep),
+        };
         let text = self.text(d.start, d.end);
         let fits = (self.count)(&text) <= self.config.max_tokens;
         if fits || d.children.is_empty() {
@@ -496,6 +535,14 @@ fn collect_names(defs: &[Def], out: &mut Vec<String>) {
 /// Chunks a source file at its definitions, plus module-level chunks for the lines between them, in line order.
 pub fn chunk(doc: &Document, config: &ChunkConfig, count: Counter) -> Vec<Chunk> {
     let lang = doc.lang.unwrap_or(Lang::C);
+    if matches!(lang, Lang::Yacc | Lang::Lex) {
+        return super::grammar::chunk(doc, config, count);
+    }
+    chunk_code(doc, lang, config, count)
+}
+
+/// [`chunk`] for a brace language or Python (a grammar's user-code section comes here as C).
+pub(crate) fn chunk_code(doc: &Document, lang: Lang, config: &ChunkConfig, count: Counter) -> Vec<Chunk> {
     let lines: Vec<&str> = doc.text.lines().collect();
     if lines.is_empty() {
         return Vec::new();
@@ -507,7 +554,9 @@ pub fn chunk(doc: &Document, config: &ChunkConfig, count: Counter) -> Vec<Chunk>
         let (depths, code) = lex(&lines, lang);
         brace_defs(&Lexed { lines: &lines, depths: &depths, code: &code, lang }, 0, lines.len(), 0)
     };
-    let mut e = Emitter { lines: &lines, config, count, sep: separator(lang), out: Vec::new() };
+    let file = doc.file_name().to_string();
+    let file_prefix = matches!(lang, Lang::C | Lang::Cpp | Lang::Yacc | Lang::Lex).then(|| file.clone());
+    let mut e = Emitter { lines: &lines, file_prefix, config, count, sep: separator(lang), out: Vec::new() };
     // Module-level lines between definitions, packed together under the file name.
     let mut gaps = Vec::new();
     let mut cursor = 0;
@@ -520,7 +569,6 @@ pub fn chunk(doc: &Document, config: &ChunkConfig, count: Counter) -> Vec<Chunk>
     if cursor < lines.len() {
         gaps.push((cursor, lines.len() - 1));
     }
-    let file = doc.file_name().to_string();
     e.pack_lines(&gaps, &file, &[], true);
     for d in &defs {
         e.def(d, "");
@@ -688,9 +736,60 @@ export interface Options {
         let cpp = "#include <vector>\n\nnamespace net {\nint Socket::connect(const char* host) {\n    return 0;\n}\n}\n\nstatic void usage(void);\n\nint main(int argc, char** argv) {\n    return 0;\n}\n";
         let c = run("net.cpp", cpp, 256);
         let t = titles(&c);
-        assert!(t.contains(&"net:3-7".to_string()), "{t:?}");
+        assert!(t.contains(&"net.cpp: net:3-7".to_string()), "{t:?}");
         assert!(c.iter().any(|c| c.symbols.contains(&"Socket::connect".to_string())), "{c:?}");
-        assert!(t.contains(&"main:11-13".to_string()), "{t:?}");
+        assert!(t.contains(&"net.cpp: main:11-13".to_string()), "{t:?}");
+    }
+
+    #[test]
+    fn c_functions_keep_the_comment_a_blank_line_above_them_but_not_the_licence() {
+        // flex's style: a licence header, includes, and each function's comment one blank line
+        // above it.
+        let src = "/* gen.c - code generation */
+/* Copyright (c) 1990 The Regents. */
+
+#include \"flexdef.h\"
+
+/* Generate the code to keep backing-up information. */
+
+void gen_backing_up (void)
+{
+	if (reject)
+		return;
+}
+
+
+/* Indent to the current level.
+ * Twice for a nested block.
+ */
+
+void do_indent (void)
+{
+	indent_level++;
+}
+
+int x; /* a counter */
+
+static int count (int n)
+{
+	return n;
+}
+";
+        let c = run("src/gen.c", src, 256);
+        crate::chunk::assert_ranges_honest(src, &c);
+        assert_eq!(
+            titles(&c),
+            ["gen.c:1-4", "gen.c: gen_backing_up:6-12", "gen.c: do_indent:15-22", "gen.c:24-24", "gen.c: count:26-29"]
+        );
+        assert_eq!(c[1].symbols, ["gen_backing_up"]);
+    }
+
+    #[test]
+    fn a_licence_header_right_above_the_first_function_stays_module_level() {
+        let licence: String = (0..20).map(|i| format!("/*  licence line {i} */\n")).collect();
+        let src = format!("{licence}\nint main (void)\n{{\n\treturn 0;\n}}\n");
+        let c = run("main.c", &src, 256);
+        assert_eq!(titles(&c), ["main.c:1-20", "main.c: main:22-25"]);
     }
 
     #[test]

@@ -1,5 +1,6 @@
-//! Chunking: one chunker per kind of document (Markdown, reStructuredText and AsciiDoc by section
-//! through [`sections`], code, JSON memory records, plain text),
+//! Chunking: one chunker per kind of document (Markdown, reStructuredText, AsciiDoc, Texinfo and
+//! Maven xdoc by section through [`sections`], code, with yacc and lex grammars by [`grammar`],
+//! JSON memory records, plain text),
 //! all producing [`Chunk`]s within a token budget. Budgets are counted with the embedding model's
 //! tokenizer, so a chunk is what the model actually sees. [`pack`] is the one packing routine every
 //! chunker uses: it fills windows with units (paragraphs, blocks, lines) in order, splits units that
@@ -7,18 +8,23 @@
 
 pub mod asciidoc;
 pub mod code;
+pub mod grammar;
 pub mod markdown;
 pub mod memory;
 pub mod rst;
 mod sections;
+pub mod texinfo;
 pub mod text;
+pub mod xdoc;
 
 use crate::config::ChunkConfig;
 use crate::ingest::{Document, Kind};
 
 /// Bump when chunk boundaries change, so indexes built by older chunkers are rebuilt (4: each
-/// document's entry says whether a tool generated it, which only a re-read of the file tells).
-pub(crate) const CHUNKER_VERSION: u32 = 4;
+/// document's entry says whether a tool generated it, which only a re-read of the file tells;
+/// 5: yacc and lex grammars by section and rule, C titles with their file, C comments one
+/// blank line above a function kept with it, Texinfo and xdoc by section).
+pub(crate) const CHUNKER_VERSION: u32 = 5;
 
 /// A piece of a document: what is indexed, embedded and returned.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -48,6 +54,8 @@ pub fn chunk_document(doc: &Document, config: &ChunkConfig, count: Counter) -> V
         Kind::Markdown => markdown::chunk(doc, config, count),
         Kind::Rst => rst::chunk(doc, config, count),
         Kind::AsciiDoc => asciidoc::chunk(doc, config, count),
+        Kind::Texinfo => texinfo::chunk(doc, config, count),
+        Kind::Xdoc => xdoc::chunk(doc, config, count),
         Kind::Code => code::chunk(doc, config, count),
         Kind::Memory => memory::chunk(doc, config, count),
         Kind::Text => text::chunk(doc, config, count),

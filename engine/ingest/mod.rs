@@ -23,6 +23,11 @@ pub enum Kind {
     Rst,
     /// AsciiDoc (`.adoc`, `.asciidoc`): chunked by section title.
     AsciiDoc,
+    /// Texinfo manuals (`.texi`, `.texinfo`, `.txi`): chunked by sectioning command.
+    Texinfo,
+    /// Maven xdoc site documents (`.xml` with a `<document>` root and sections): chunked by
+    /// section and subsection; other XML is [`Kind::Text`].
+    Xdoc,
     /// Source code in one of the [`Lang`]s: chunked by definition.
     Code,
     /// JSON or JSONL memory records: one chunk per record.
@@ -38,6 +43,8 @@ impl Kind {
             Kind::Markdown => "markdown",
             Kind::Rst => "rst",
             Kind::AsciiDoc => "asciidoc",
+            Kind::Texinfo => "texinfo",
+            Kind::Xdoc => "xdoc",
             Kind::Code => "code",
             Kind::Memory => "memory",
             Kind::Text => "text",
@@ -65,6 +72,10 @@ pub enum Lang {
     C,
     /// C++: `.cc`, `.cpp`, `.cxx`, `.hpp`, `.hh`, `.hxx`
     Cpp,
+    /// yacc/bison grammars: `.y`, `.yy`, `.ypp`
+    Yacc,
+    /// lex/flex scanners: `.l`, `.ll`, `.lpp`, `.lex`
+    Lex,
 }
 
 impl Lang {
@@ -80,6 +91,8 @@ impl Lang {
             "java" => Lang::Java,
             "c" | "h" => Lang::C,
             "cc" | "cpp" | "cxx" | "hpp" | "hh" | "hxx" => Lang::Cpp,
+            "y" | "yy" | "ypp" => Lang::Yacc,
+            "l" | "ll" | "lpp" | "lex" => Lang::Lex,
             _ => return None,
         })
     }
@@ -95,6 +108,8 @@ impl Lang {
             Lang::Java => "java",
             Lang::C => "c",
             Lang::Cpp => "cpp",
+            Lang::Yacc => "yacc",
+            Lang::Lex => "lex",
         }
     }
 }
@@ -134,12 +149,14 @@ fn generated_name(rel: &str) -> bool {
 }
 
 /// Whether a path names a test, benchmark or fixture: a `test`/`tests`/`__tests__`/`spec`/
-/// `fixtures`/`benches`/`benchmarks`/`testdata` directory, or a name like `test_x.py`,
-/// `x_test.go`, `x.test.js`, `x.spec.ts`, `x.bench.js`.
+/// `fixtures`/`benches`/`benchmarks`/`testdata`/`testsuite` directory (Maven's `src/test/java`
+/// among them), a name like `test_x.py`, `x_test.go`, `x.test.js`, `x.spec.ts`, `x.bench.js`,
+/// or a JUnit class name (`TestPeriod.java`, `PeriodTest.java`, `PeriodTests.java`,
+/// `PeriodIT.java`; case matters there: `Contest.java` is no test).
 pub(crate) fn is_test_path(path: &str) -> bool {
     static TEST: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         regex::Regex::new(
-            r"(?i)(^|/)(tests?|__tests__|specs?|fixtures?|benchmarks?|benches|testdata)/|(^|/)test_[^/]*$|_tests?\.[a-z]+$|\.(test|spec|bench)\.[a-z]+$",
+            r"(?i)(^|/)(tests?|__tests__|specs?|fixtures?|benchmarks?|benches|testdata|testsuites?)/|(^|/)test_[^/]*$|_tests?\.[a-z]+$|\.(test|spec|bench)\.[a-z]+$|(?-i:(^|/)Test[A-Z]\w*\.java$|[a-z0-9](Tests?|IT|TestCase)\.java$)",
         )
         .expect("valid")
     });
@@ -382,6 +399,12 @@ fn classify(rel: &str) -> Option<(Kind, Option<Lang>)> {
     if matches!(ext, "adoc" | "asciidoc") {
         return Some((Kind::AsciiDoc, None));
     }
+    if matches!(ext, "texi" | "texinfo" | "txi") {
+        return Some((Kind::Texinfo, None));
+    }
+    if ext == "xml" {
+        return Some((Kind::Xdoc, None));
+    }
     if let Some(lang) = Lang::from_path(&lower) {
         return Some((Kind::Code, Some(lang)));
     }
@@ -412,6 +435,7 @@ fn content_kind(known: Option<(Kind, Option<Lang>)>, text: &str) -> Option<(Kind
         Some((Kind::Memory, _)) if crate::memory::record::parse(text).is_none() => {
             plain_text(text).then_some((Kind::Text, None))
         }
+        Some((Kind::Xdoc, _)) if !crate::chunk::xdoc::is_xdoc(text) => plain_text(text).then_some((Kind::Text, None)),
         Some(known) => Some(known),
         // Every other text file: man pages, shell completions, Makefiles…
         None => plain_text(text).then_some((Kind::Text, None)),
@@ -561,8 +585,9 @@ impl Walk<'_> {
                 }
                 None => self.skip(None),
             },
-            // An unknown type that is not text (an image, an archive) is expected: no warning.
-            Err(_) if known.is_none() => self.skip(None),
+            // An unknown type that is not text (an image, an archive) is expected: no warning. So
+            // is XML that is not text: its name only guessed it might be xdoc.
+            Err(_) if known.is_none_or(|(kind, _)| kind == Kind::Xdoc) => self.skip(None),
             Err(why) => self.skip(Some(format!("skipped {rel}: {why}"))),
         }
     }
@@ -659,10 +684,24 @@ mod tests {
             "benchmarks/basic.bench.js",
             "test/fixtures/x.js",
             "crates/x/benches/b.rs",
+            "src/test/java/org/joda/time/TestPeriod_Basics.java",
+            "core/PeriodTest.java",
+            "core/PeriodTests.java",
+            "core/PeriodIT.java",
+            "testsuite/regex/run.c",
         ] {
             assert!(is_test_path(p), "{p}");
         }
-        for p in ["src/testing.py", "lib/levels.js", "docs/testing.rst", "contest/x.rs", "latest.md"] {
+        for p in [
+            "src/testing.py",
+            "lib/levels.js",
+            "docs/testing.rst",
+            "contest/x.rs",
+            "latest.md",
+            "src/main/java/org/x/Contest.java",
+            "src/main/java/org/x/Testimony.java",
+            "src/main/java/org/x/SPLIT.java",
+        ] {
             assert!(!is_test_path(p), "{p}");
         }
     }
@@ -771,6 +810,24 @@ mod tests {
         let config = IndexConfig { exclude: vec!["doc/**".into()], ..IndexConfig::default() };
         let scan = scan_dir(root, &config, None, &|_, _| false).unwrap();
         assert!(!scan.documents.iter().any(|d| d.id == "doc/rg.1"));
+    }
+
+    #[test]
+    fn manuals_and_site_pages_are_told_from_other_xml_by_name_and_content() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let write = |rel: &str, body: &[u8]| {
+            std::fs::create_dir_all(root.join(rel).parent().unwrap()).unwrap();
+            std::fs::write(root.join(rel), body).unwrap();
+        };
+        write("doc/flex.texi", b"@node Top\n@top flex\n");
+        write("site/faq.xml", include_bytes!("../../tests/data/doc-markup/faq.xml"));
+        write("pom.xml", b"<project>\n  <modelVersion>4.0.0</modelVersion>\n</project>\n");
+        write("data/blob.xml", &[0u8, 159, 146, 150]);
+        let scan = scan_dir(root, &IndexConfig::default(), None, &|_, _| false).unwrap();
+        let kinds: Vec<(&str, Kind)> = scan.documents.iter().map(|d| (d.id.as_str(), d.kind)).collect();
+        assert_eq!(kinds, [("doc/flex.texi", Kind::Texinfo), ("pom.xml", Kind::Text), ("site/faq.xml", Kind::Xdoc)]);
+        assert!(scan.warnings.is_empty(), "XML that is not text is skipped quietly: {:?}", scan.warnings);
     }
 
     #[test]

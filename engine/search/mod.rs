@@ -1496,7 +1496,7 @@ mod tests {
         // The generated and vendored files say the words more often: without the factor they lead.
         let rule = "the default rule echoes every unmatched character to the output";
         let files = [
-            ("src/parse.y", format!("%%\nrule: pattern action ;\n/* {rule} */\n")),
+            ("src/parse.y", format!("%%\nstmt: pattern action ;\n/* {rule} */\n")),
             ("src/parse.c", format!("/* {rule} */\n/* {rule} */\nint yyparse(void) {{ return 0; }}\n")),
             ("src/echo.c", format!("/* {rule} */\nvoid echo(void) {{}}\n")),
             ("vendor/libecho/echo.c", format!("/* {rule} */\n/* {rule} */\nvoid vecho(void) {{}}\n")),

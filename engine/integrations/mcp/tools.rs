@@ -62,7 +62,7 @@ pub(crate) fn list() -> Value {
                     "query": {"type": "string", "description": "A question, identifiers or keywords."},
                     "k": {"type": "integer", "minimum": 1, "maximum": MAX_K, "default": 10, "description": "Number of hits."},
                     "mode": {"type": "string", "enum": ["hybrid", "bm25", "vector"], "default": "hybrid", "description": "hybrid (default); bm25 for exact words and identifiers; vector for meaning alone."},
-                    "kind": {"type": "string", "enum": ["code", "docs", "memory"], "description": "Only code, only docs (Markdown, reStructuredText, AsciiDoc and text), or only memory records."},
+                    "kind": {"type": "string", "enum": ["code", "docs", "memory"], "description": "Only code, only docs (Markdown, reStructuredText, AsciiDoc, Texinfo, xdoc and text), or only memory records."},
                     "path": {"type": "string", "description": "Only files under this path prefix, relative to the project root (e.g. src/auth/)."},
                     "timings": {"type": "boolean", "default": false, "description": "Add timings_ms, milliseconds per stage (for benchmarks)."}
                 },
@@ -453,7 +453,7 @@ impl State {
             kind.is_none_or(|k| match k {
                 "code" => h.kind == "code",
                 "memory" => h.kind == "memory",
-                _ => matches!(h.kind.as_str(), "markdown" | "rst" | "asciidoc" | "text"),
+                _ => matches!(h.kind.as_str(), "markdown" | "rst" | "asciidoc" | "texinfo" | "xdoc" | "text"),
             }) && prefix.as_deref().is_none_or(|p| h.path.starts_with(p))
         };
         let results: Vec<SearchHit> = resp.results.iter().filter(keep).take(k).map(search_hit).collect();
