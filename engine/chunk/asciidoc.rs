@@ -69,7 +69,7 @@ mod tests {
         let doc = Document::new("docs/deploying.adoc", Kind::AsciiDoc, None, text.to_string());
         let c = chunk(&doc, &ChunkConfig::default(), &approx_tokens);
         crate::chunk::assert_ranges_honest(text, &c);
-        let t: Vec<String> = c.iter().map(|c| format!("{}:{}-{}", c.title, c.start_line, c.end_line)).collect();
+        let t = crate::chunk::titled_ranges(&c);
         assert_eq!(
             t,
             [

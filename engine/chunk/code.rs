@@ -14,7 +14,8 @@
 //! line range. Known limits: C/C++ macros that open braces, and K&R-style definitions.
 //!
 //! C and C++ definitions are titled with their file (`gen.c: gentabs`): no class says where they
-//! are. Yacc and lex grammars go to [`super::grammar`], whose user-code section comes back here.
+//! are. Yacc and lex grammars are chunked by [`super::grammar`], whose user-code section comes back
+//! here.
 
 use super::{pack, Chunk, Counter, Unit};
 use crate::config::ChunkConfig;
@@ -534,11 +535,7 @@ fn collect_names(defs: &[Def], out: &mut Vec<String>) {
 
 /// Chunks a source file at its definitions, plus module-level chunks for the lines between them, in line order.
 pub fn chunk(doc: &Document, config: &ChunkConfig, count: Counter) -> Vec<Chunk> {
-    let lang = doc.lang.unwrap_or(Lang::C);
-    if matches!(lang, Lang::Yacc | Lang::Lex) {
-        return super::grammar::chunk(doc, config, count);
-    }
-    chunk_code(doc, lang, config, count)
+    chunk_code(doc, doc.lang.unwrap_or(Lang::C), config, count)
 }
 
 /// [`chunk`] for a brace language or Python (a grammar's user-code section comes here as C).
@@ -589,9 +586,7 @@ mod tests {
         chunk(&doc, &ChunkConfig { max_tokens, overlap: 0.15, ..ChunkConfig::default() }, &approx_tokens)
     }
 
-    fn titles(chunks: &[Chunk]) -> Vec<String> {
-        chunks.iter().map(|c| format!("{}:{}-{}", c.title, c.start_line, c.end_line)).collect()
-    }
+    use crate::chunk::titled_ranges as titles;
 
     #[test]
     fn rust_functions_impls_and_doc_comments() {

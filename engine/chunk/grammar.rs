@@ -228,9 +228,7 @@ mod tests {
         chunks
     }
 
-    fn titles(chunks: &[Chunk]) -> Vec<String> {
-        chunks.iter().map(|c| format!("{}:{}-{}", c.title, c.start_line, c.end_line)).collect()
-    }
+    use crate::chunk::titled_ranges as titles;
 
     fn symbols_of<'a>(chunks: &'a [Chunk], title: &str) -> Vec<&'a str> {
         chunks.iter().filter(|c| c.title == title).flat_map(|c| c.symbols.iter().map(String::as_str)).collect()

@@ -18,7 +18,7 @@ pub mod text;
 pub mod xdoc;
 
 use crate::config::ChunkConfig;
-use crate::ingest::{Document, Kind};
+use crate::ingest::{Document, Kind, Lang};
 
 /// Bump when chunk boundaries change, so indexes built by older chunkers are rebuilt (4: each
 /// document's entry says whether a tool generated it, which only a re-read of the file tells;
@@ -56,6 +56,7 @@ pub fn chunk_document(doc: &Document, config: &ChunkConfig, count: Counter) -> V
         Kind::AsciiDoc => asciidoc::chunk(doc, config, count),
         Kind::Texinfo => texinfo::chunk(doc, config, count),
         Kind::Xdoc => xdoc::chunk(doc, config, count),
+        Kind::Code if matches!(doc.lang, Some(Lang::Yacc | Lang::Lex)) => grammar::chunk(doc, config, count),
         Kind::Code => code::chunk(doc, config, count),
         Kind::Memory => memory::chunk(doc, config, count),
         Kind::Text => text::chunk(doc, config, count),
@@ -185,6 +186,12 @@ fn explode(unit: Unit, budget: usize, count: Counter, out: &mut Vec<(Unit, usize
             out.push((Unit { text: p, ..unit.clone() }, t));
         }
     }
+}
+
+/// Each chunk as `title:start-end`, the form chunker tests compare.
+#[cfg(test)]
+pub(crate) fn titled_ranges(chunks: &[Chunk]) -> Vec<String> {
+    chunks.iter().map(|c| format!("{}:{}-{}", c.title, c.start_line, c.end_line)).collect()
 }
 
 /// Asserts that each chunk's line range says where its text is: the range's first and last lines

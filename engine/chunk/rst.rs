@@ -94,9 +94,7 @@ mod tests {
         c
     }
 
-    fn titles(c: &[Chunk]) -> Vec<String> {
-        c.iter().map(|c| format!("{}:{}-{}", c.title, c.start_line, c.end_line)).collect()
-    }
+    use crate::chunk::titled_ranges as titles;
 
     #[test]
     fn sections_nest_by_the_order_styles_first_appear_and_literal_blocks_hold_no_titles() {

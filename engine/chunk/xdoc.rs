@@ -1,18 +1,13 @@
 //! Maven xdoc (`src/site/xdoc/*.xml`), the site documentation of Java projects: one section per
 //! `<section name="…">` and `<subsection name="…">`, titled with its heading path by
-//! [`super::sections`] (`Frequently Asked Questions > Does it support multi-threading?`). An
-//! XML file is read as xdoc only when it is one ([`is_xdoc`]); other XML is text. A `<source>`
-//! block is never split at a blank line.
+//! [`super::sections`] (`Frequently Asked Questions > Does it support multi-threading?`). Ingest
+//! reads an XML file as xdoc only when it is one (a `<document>` root with a named section); other
+//! XML is text. A `<source>` block is never split at a blank line.
 
 use super::sections::{self, Heading, Outline};
 use super::{Chunk, Counter};
 use crate::config::ChunkConfig;
 use crate::ingest::Document;
-
-/// Whether an XML file is an xdoc document: a `<document>` root with at least one section.
-pub(crate) fn is_xdoc(text: &str) -> bool {
-    text.contains("<document") && text.contains("<section name=")
-}
 
 /// Whether a line opens or closes a `<source>` block.
 fn is_fence(line: &str) -> bool {
@@ -63,11 +58,11 @@ mod tests {
     #[test]
     fn sections_and_subsections_are_titled_by_name() {
         let text = include_str!("../../tests/data/doc-markup/faq.xml");
-        assert!(is_xdoc(text));
+        assert!(crate::ingest::is_xdoc(text));
         let doc = Document::new("src/site/xdoc/faq.xml", Kind::Xdoc, None, text.to_string());
         let c = chunk(&doc, &ChunkConfig::default(), &approx_tokens);
         crate::chunk::assert_ranges_honest(text, &c);
-        let t: Vec<String> = c.iter().map(|c| format!("{}:{}-{}", c.title, c.start_line, c.end_line)).collect();
+        let t = crate::chunk::titled_ranges(&c);
         assert_eq!(
             t,
             [
@@ -83,6 +78,7 @@ mod tests {
 
     #[test]
     fn other_xml_is_not_xdoc() {
+        use crate::ingest::is_xdoc;
         assert!(!is_xdoc("<project>\n  <modelVersion>4.0.0</modelVersion>\n</project>\n"));
         assert!(!is_xdoc("<document>\n  <body><p>no sections</p></body>\n</document>\n"));
         assert_eq!(heading("<sectionx name=\"a\">"), None);

@@ -419,6 +419,11 @@ fn classify(rel: &str) -> Option<(Kind, Option<Lang>)> {
     None
 }
 
+/// Whether an XML file is a Maven xdoc document: a `<document>` root with at least one section.
+pub(crate) fn is_xdoc(text: &str) -> bool {
+    text.contains("<document") && text.contains("<section name=")
+}
+
 /// What a file is, from its name and content; `None` for a file the engine does not index.
 fn kind_of(rel: &str, text: &str) -> Option<(Kind, Option<Lang>)> {
     if generated_name(rel) {
@@ -435,7 +440,7 @@ fn content_kind(known: Option<(Kind, Option<Lang>)>, text: &str) -> Option<(Kind
         Some((Kind::Memory, _)) if crate::memory::record::parse(text).is_none() => {
             plain_text(text).then_some((Kind::Text, None))
         }
-        Some((Kind::Xdoc, _)) if !crate::chunk::xdoc::is_xdoc(text) => plain_text(text).then_some((Kind::Text, None)),
+        Some((Kind::Xdoc, _)) if !is_xdoc(text) => plain_text(text).then_some((Kind::Text, None)),
         Some(known) => Some(known),
         // Every other text file: man pages, shell completions, Makefiles…
         None => plain_text(text).then_some((Kind::Text, None)),
