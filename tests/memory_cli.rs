@@ -401,10 +401,12 @@ fn edit_opens_the_editor_and_refuses_an_invalid_edit() {
     let (code, _, err) = memory_with(p, &["edit", &id], None, &[("EDITOR", &broken)]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("not valid JSON") && err.contains("nothing changed"), "{err}");
+    remove_kept_edit(&err);
     let untitled = script("untitled.sh", r#"sed -i 's/"title": "Session store"/"title": ""/' "$1""#);
     let (code, _, err) = memory_with(p, &["edit", &id], None, &[("EDITOR", &untitled)]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("needs a title"), "{err}");
+    remove_kept_edit(&err);
     let (code, _, err) = memory_with(p, &["edit", &id], None, &[("EDITOR", "false")]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("nothing changed"), "{err}");
@@ -481,4 +483,11 @@ fn a_change_updates_the_projects_index() {
     let (code, _, err) = engine(&["index", p.to_str().unwrap()], None);
     assert_eq!(code, 0, "{err}");
     assert!(search("quokka pipeline").iter().all(|path| !path.starts_with(".claude/memory/")));
+}
+
+/// Removes the file an invalid edit was kept in, named in the error, so runs leave none behind.
+fn remove_kept_edit(err: &str) {
+    let path = err.split("the edit is kept in ").nth(1).and_then(|rest| rest.split(')').next());
+    let path = path.unwrap_or_else(|| panic!("the error names the kept edit: {err}"));
+    std::fs::remove_file(path.trim()).unwrap();
 }

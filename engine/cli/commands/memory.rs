@@ -495,17 +495,11 @@ fn edit_in_editor(record: &MemoryRecord) -> Result<Option<MemoryRecord>> {
     let mut original = serde_json::to_string_pretty(record)?;
     original.push('\n');
     let name: String = record.id.chars().filter(char::is_ascii_alphanumeric).take(24).collect();
-    let path = std::env::temp_dir().join(format!("engine-memory-{name}-{}.json", std::process::id()));
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&path)
-            .with_context(|| format!("creating {}", path.display()))?;
+    let path = {
+        let (path, mut f) = new_private_file(&format!("engine-memory-{name}"))?;
         f.write_all(original.as_bytes()).with_context(|| format!("writing {}", path.display()))?;
-    }
+        path
+    };
     // As git runs it: the editor may carry arguments (`code --wait`).
     let status =
         std::process::Command::new("sh").arg("-c").arg(format!("{editor} \"$1\"")).arg("sh").arg(&path).status();
@@ -535,6 +529,23 @@ fn edit_in_editor(record: &MemoryRecord) -> Result<Option<MemoryRecord>> {
     memory::refuse_secret("edited content", &edited.content).map_err(|e| kept(e.to_string()))?;
     let _ = std::fs::remove_file(&path);
     Ok(Some(edited))
+}
+
+/// A new file in the temp directory that only this user can read, named `{stem}-{pid}-{n}.json`
+/// with the first free `n`: an edit an earlier run kept (under a process id since reused) is
+/// neither overwritten nor in the way.
+fn new_private_file(stem: &str) -> Result<(std::path::PathBuf, std::fs::File)> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let dir = std::env::temp_dir();
+    let mut n = 0u32;
+    loop {
+        let path = dir.join(format!("{stem}-{}-{n}.json", std::process::id()));
+        match std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&path) {
+            Ok(f) => return Ok((path, f)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 10_000 => n += 1,
+            Err(e) => return Err(e).with_context(|| format!("creating {}", path.display())),
+        }
+    }
 }
 
 fn stats(store: &MemoryStore, project: &Project, out: &Out, settings: &Settings) -> Result<()> {
@@ -797,4 +808,22 @@ fn capture(project: &Project, out: &Out, settings: &Settings, transcript: &Path,
         }
     }
     Ok(r.written + r.updated > 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_kept_edit_of_an_earlier_run_is_not_in_the_way() {
+        let stem = format!("engine-memory-test-{}", std::process::id());
+        let (first, _) = new_private_file(&stem).unwrap();
+        let (second, _) = new_private_file(&stem).unwrap();
+        assert_ne!(first, second);
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(std::fs::metadata(&second).unwrap().permissions().mode() & 0o777, 0o600);
+        for p in [first, second] {
+            std::fs::remove_file(p).unwrap();
+        }
+    }
 }
