@@ -231,9 +231,7 @@ fn leading(lines: &[&str], start: usize, floor: usize, lang: Lang) -> usize {
     let mut s = start;
     while s > floor {
         let t = lines[s - 1].trim_start();
-        let attached = t.starts_with("//")
-            || t.starts_with("/*")
-            || t.starts_with('*')
+        let attached = is_comment_line(t)
             || t.starts_with('@')
             || (lang == Lang::Rust && t.starts_with("#["))
             || (lang == Lang::Python && t.starts_with('#'));
@@ -248,6 +246,12 @@ fn leading(lines: &[&str], start: usize, floor: usize, lang: Lang) -> usize {
     s
 }
 
+/// Whether a line of a C-like language is (part of) a comment: `//`, `/*` or a block's `*` line.
+pub(crate) fn is_comment_line(line: &str) -> bool {
+    let t = line.trim_start();
+    t.starts_with("/*") || t.starts_with('*') || t.starts_with("//")
+}
+
 /// C style puts a function's comment one blank line above it (`/* Generate the tables. */`,
 /// blank, `void gentabs (void)`): that comment block's first line, when it is a short block of
 /// its own (a blank line or the floor above it, so neither a licence header nor the tail of a
@@ -257,12 +261,8 @@ fn comment_above_blank(lines: &[&str], start: usize, floor: usize) -> Option<usi
     if start < floor + 2 || !lines[start - 1].trim().is_empty() || !lines[start - 2].trim_end().ends_with("*/") {
         return None;
     }
-    let is_comment = |l: &str| {
-        let t = l.trim_start();
-        t.starts_with("/*") || t.starts_with('*') || t.starts_with("//")
-    };
     let mut s = start - 1;
-    while s > floor && is_comment(lines[s - 1]) {
+    while s > floor && is_comment_line(lines[s - 1]) {
         s -= 1;
     }
     let len = start - 1 - s;
@@ -290,7 +290,7 @@ fn brace_defs(src: &Lexed, lo: usize, hi: usize, depth: i32) -> Vec<Def> {
             i += 1;
             continue;
         }
-        let found = match_def(&code[i], lang).and_then(|d| body_opens(code, i, hi).ok().map(|open| (d, open)));
+        let found = match_def(&code[i], lang).and_then(|d| body_opens(code, i, hi).map(|open| (d, open)));
         let Some(((name, container, receiver), open)) = found else {
             i += 1;
             continue;
@@ -316,18 +316,18 @@ fn brace_defs(src: &Lexed, lo: usize, hi: usize, depth: i32) -> Vec<Def> {
 }
 
 /// Where the body of a definition starting at line `i` opens: the first `{` within a few lines,
-/// or else (`Err`) the line of a `;` that ends it first, if any (a declaration).
-fn body_opens(code: &[String], i: usize, hi: usize) -> Result<usize, Option<usize>> {
+/// unless a `;` ends it first (a declaration).
+fn body_opens(code: &[String], i: usize, hi: usize) -> Option<usize> {
     for (j, line) in code.iter().enumerate().take(hi.min(i + 8)).skip(i) {
         for c in line.chars() {
             match c {
-                '{' => return Ok(j),
-                ';' => return Err(Some(j)),
+                '{' => return Some(j),
+                ';' => return None,
                 _ => {}
             }
         }
     }
-    Err(None)
+    None
 }
 
 /// Python: definitions in `lo..hi` at exactly `indent`; a body ends before the next non-blank
@@ -535,11 +535,7 @@ fn collect_names(defs: &[Def], out: &mut Vec<String>) {
 
 /// Chunks a source file at its definitions, plus module-level chunks for the lines between them, in line order.
 pub fn chunk(doc: &Document, config: &ChunkConfig, count: Counter) -> Vec<Chunk> {
-    chunk_code(doc, doc.lang.unwrap_or(Lang::C), config, count)
-}
-
-/// [`chunk`] for a brace language or Python (a grammar's user-code section comes here as C).
-pub(crate) fn chunk_code(doc: &Document, lang: Lang, config: &ChunkConfig, count: Counter) -> Vec<Chunk> {
+    let lang = doc.lang.unwrap_or(Lang::C);
     let lines: Vec<&str> = doc.text.lines().collect();
     if lines.is_empty() {
         return Vec::new();

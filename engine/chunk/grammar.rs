@@ -59,7 +59,7 @@ pub fn chunk(doc: &Document, config: &ChunkConfig, count: Counter) -> Vec<Chunk>
 fn user_code(doc: &Document, lines: &[&str], from: usize, config: &ChunkConfig, count: Counter) -> Vec<Chunk> {
     let text = lines[from..].join("\n");
     let section = Document::new(&doc.path, doc.kind, Some(Lang::C), text);
-    let mut chunks = code::chunk_code(&section, Lang::C, config, count);
+    let mut chunks = code::chunk(&section, config, count);
     for c in &mut chunks {
         c.start_line += from;
         c.end_line += from;
@@ -157,8 +157,7 @@ impl Grammar<'_> {
     fn comment_start(&self, at: usize, floor: usize) -> usize {
         let mut s = at;
         while s > floor {
-            let t = self.lines[s - 1].trim_start();
-            if !(t.starts_with("/*") || t.starts_with('*') || t.starts_with("//")) {
+            if !code::is_comment_line(self.lines[s - 1]) {
                 break;
             }
             s -= 1;
