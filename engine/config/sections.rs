@@ -154,7 +154,7 @@ section! {
         /// RRF k of the symbol leg.
         k_symbol: f32 = 50.0 => Bound::Positive(RRF_K_MAX),
         /// Leg weights for queries naming identifiers.
-        symbol: Weights = w(0.2, 0.2, 0.5) => Bound::Weights,
+        symbol: Weights = w(0.5, 0.5, 0.3) => Bound::Weights,
         /// Leg weights for questions about relations: callers, call chains, dependencies.
         flow: Weights = w(0.3, 0.3, 0.4) => Bound::Weights,
         /// Leg weights for conceptual questions.

@@ -11,12 +11,13 @@ tenth-best. Classes are weighted equally; the
 threshold keeps --keep of the training prompts that have an answer.
 
     engine eval --golden golden --features /tmp/features.jsonl
-    python3 scripts/fit/fit-abstain.py /tmp/features.jsonl [--keep 0.96] [--loco-dir DIR]
+    python3 scripts/fit/fit-abstain.py /tmp/features.jsonl [--keep 0.96] [--loco-dir DIR] [--dev]
 
 Prints, for every set left out, the fit on the others and the query-level figures on the one left
 out; then the fit on every set as an [abstain] section. With --loco-dir it also writes
 DIR/<set>.toml (the fit without that set) so `engine eval --config DIR/<set>.toml --golden
-golden/<set>` measures the hook on the set left out. Pure Python: no packages needed.
+golden/<set>` measures the hook on the set left out. With --dev only the sets' dev halves are fitted
+on and measured, so the held-out halves stay unseen. Pure Python: no packages needed.
 """
 import json
 import math
@@ -80,6 +81,8 @@ def main():
     loco_dir = args[args.index("--loco-dir") + 1] if "--loco-dir" in args else None
     rows = [json.loads(line) for line in open(args[0])]
     rows = [r for r in rows if r["searched"] and r["evidence"]]
+    if "--dev" in args:
+        rows = [r for r in rows if not r["held_out"]]
     sets = sorted({r["set"] for r in rows})
     for left in sets:
         train = [r for r in rows if r["set"] != left]
