@@ -453,7 +453,9 @@ impl State {
             kind.is_none_or(|k| match k {
                 "code" => h.kind == "code",
                 "memory" => h.kind == "memory",
-                _ => matches!(h.kind.as_str(), "markdown" | "rst" | "asciidoc" | "texinfo" | "xdoc" | "text"),
+                // Docs are every kind that is neither code nor memory, so a new prose kind needs
+                // no change here.
+                _ => h.kind != "code" && h.kind != "memory",
             }) && prefix.as_deref().is_none_or(|p| h.path.starts_with(p))
         };
         let results: Vec<SearchHit> = resp.results.iter().filter(keep).take(k).map(search_hit).collect();
