@@ -110,6 +110,14 @@ fn json_reports_have_the_documented_shape() {
     assert!(t1["answered"].is_null(), "judged by document, not by fact: {t1}");
     let t3 = lines.iter().find(|l| l["id"] == "t3").unwrap();
     assert!(t3["context"].is_null(), "a poem request gets nothing: {t3}");
+    assert_eq!(lines.iter().filter(|l| l["held_out"] == true).count(), 1, "every half by default");
+
+    // A split's lines are that half's only: reading the dev lines shows nothing held out.
+    let (code, _, err) = eval(&["eval", "--modes", "bm25", "--split", "dev", "--features", "dev.jsonl"], dir.path());
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(dir.path().join("dev.jsonl")).unwrap();
+    let ids: Vec<String> = text.lines().map(|l| json(l)["id"].as_str().unwrap().to_string()).collect();
+    assert_eq!(ids, ["t1", "t3"]);
 }
 
 #[test]

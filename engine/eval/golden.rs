@@ -686,13 +686,14 @@ fn path_of(key: &str) -> &str {
     key.split_once('#').map_or(key, |(p, _)| p)
 }
 
-/// One JSON line per prompt of a set, for fitting and inspecting the hook's decisions: the
-/// prompt's kind and half, what the gate did, the query-level evidence, and per hit its label,
-/// scores and whether it is relevant.
-pub fn features(engine: &crate::Engine, set: &GoldenSet) -> Result<Vec<serde_json::Value>> {
+/// One JSON line per prompt of a set's `split`, for fitting and inspecting the hook's decisions:
+/// the prompt's kind and half, what the gate did, the query-level evidence, and per hit its label,
+/// scores and whether it is relevant. A dev split leaves the held-out prompts out, so reading
+/// the lines cannot show the held-out half.
+pub fn features(engine: &crate::Engine, set: &GoldenSet, split: Split) -> Result<Vec<serde_json::Value>> {
     let config = &engine.settings.hook;
     let mut out = Vec::new();
-    for query in &set.queries {
+    for query in set.queries(split) {
         let gated = crate::integrations::prompt::gate(&query.text, config);
         let resp = match &gated {
             crate::integrations::prompt::Gate::Search(text) => {

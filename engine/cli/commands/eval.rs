@@ -295,7 +295,7 @@ impl<'a> GoldenRun<'a> {
         };
         let engine = Engine::builder(&dir).settings(self.settings.clone()).bm25_fallback().open()?;
         if opts.features.is_some() {
-            results.features.extend(golden::features(&engine, set)?);
+            results.features.extend(golden::features(&engine, set, self.split)?);
         }
         // A set judged by fact has no ranking to score, only what the hook gives.
         let report = if set.by_fact() {
