@@ -193,6 +193,14 @@ fn the_official_python_client_drives_every_tool_and_the_server_survives_what_it_
         let path = id.rsplit_once('#').unwrap().0;
         assert!(path.starts_with("src/") && !path.ends_with(".md") && h.get("category").is_none(), "{filtered:?}");
     }
+    // Docs are the prose kinds: no code and no memory record, and the project's docs are found.
+    let docs = results("search_docs");
+    assert!(!docs.is_empty());
+    for h in &docs {
+        let path = h["id"].as_str().unwrap().rsplit_once('#').unwrap().0;
+        assert!(path.ends_with(".md") && h.get("category").is_none(), "{docs:?}");
+    }
+    assert!(docs.iter().any(|h| h["id"].as_str().unwrap().starts_with("docs/architecture.md#")), "{docs:?}");
     // A question the project does not answer: the warning is in the structured content the model
     // reads, before the hits, and in the text.
     let unanswerable = ok("search_unanswerable");

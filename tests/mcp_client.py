@@ -99,6 +99,7 @@ async def main():
         missing = real.model_copy(update={"structured_content": {"next": "x"}})
         report["schema_rejects_tampered"] = await rejects(client, "search", extra) and await rejects(client, "search", missing)
         report["search_filtered"] = await call(client, "search", {"query": "session expiry", "kind": "code", "path": "src/"})
+        report["search_docs"] = await call(client, "search", {"query": "session expiry", "kind": "docs"})
         report["search_no_query"] = await call(client, "search", {})
         report["search_bad_k"] = await call(client, "search", {"query": "redis", "k": 0})
         report["search_unknown_argument"] = await call(client, "search", {"query": "redis", "top_k": 3})

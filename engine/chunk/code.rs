@@ -414,10 +414,16 @@ fn python_strings(lines: &[&str]) -> Vec<bool> {
         .collect()
 }
 
+/// C, C++, and the grammars whose actions and user code are C: titled by file, named with `::`.
+fn c_like(lang: Lang) -> bool {
+    matches!(lang, Lang::C | Lang::Cpp | Lang::Yacc | Lang::Lex)
+}
+
 fn separator(lang: Lang) -> &'static str {
-    match lang {
-        Lang::Rust | Lang::Cpp | Lang::C | Lang::Yacc | Lang::Lex => "::",
-        _ => ".",
+    if lang == Lang::Rust || c_like(lang) {
+        "::"
+    } else {
+        "."
     }
 }
 
@@ -548,7 +554,7 @@ pub fn chunk(doc: &Document, config: &ChunkConfig, count: Counter) -> Vec<Chunk>
         brace_defs(&Lexed { lines: &lines, depths: &depths, code: &code, lang }, 0, lines.len(), 0)
     };
     let file = doc.file_name().to_string();
-    let file_prefix = matches!(lang, Lang::C | Lang::Cpp | Lang::Yacc | Lang::Lex).then(|| file.clone());
+    let file_prefix = c_like(lang).then(|| file.clone());
     let mut e = Emitter { lines: &lines, file_prefix, config, count, sep: separator(lang), out: Vec::new() };
     // Module-level lines between definitions, packed together under the file name.
     let mut gaps = Vec::new();
