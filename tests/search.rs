@@ -101,6 +101,45 @@ fn unquoted_words_are_one_query() {
     assert_eq!(code, 2, "no query at all is a usage error: {err}");
 }
 
+/// A span the query quotes is a phrase too: the chunk that holds it word for word outranks one
+/// that holds its words more often but apart ([bm25] phrase_boost).
+#[test]
+fn a_quoted_message_ranks_the_chunk_that_holds_it_as_written_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = [
+        ("notes/startup.md", "# Startup\n\nWhen the disk is full the tool stops with the message: cache directory not writable. Free some space and start it again.\n"),
+        ("notes/cache.md", "# Cache\n\nThe cache directory holds thumbnails. Writable by its owner only, the cache directory keeps each cache entry; a writable cache directory is required for every directory listing.\n"),
+        ("notes/thumbnails.md", "# Thumbnails\n\nThumbnails are resized to 256 pixels and stored as AVIF files.\n"),
+        ("notes/quota.md", "# Quota\n\nUploads above the quota are refused with a clear message to the user.\n"),
+        ("notes/sessions.md", "# Sessions\n\nSessions expire after thirty minutes without a request.\n"),
+        ("notes/release.md", "# Release\n\nThe release process tags the commit and publishes the binaries.\n"),
+    ];
+    for (path, text) in files {
+        std::fs::create_dir_all(dir.path().join(path).parent().unwrap()).unwrap();
+        std::fs::write(dir.path().join(path), text).unwrap();
+    }
+    std::fs::write(dir.path().join("off.toml"), "[bm25]\nphrase_boost = 0.0\n").unwrap();
+    let idx = dir.path().join(".idx");
+    let (code, _, err) = engine(&["index", dir.path().to_str().unwrap(), "--index", idx.to_str().unwrap()], None);
+    assert_eq!(code, 0, "{err}");
+    let first = |q: &str, extra: &[&str]| {
+        let mut args = vec!["search", q, "--json", "--mode", "bm25", "--index", idx.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        let (code, out, err) = engine(&args, None);
+        assert_eq!(code, 0, "{err}");
+        json(&out)["results"][0]["path"].as_str().unwrap().to_string()
+    };
+    let off = dir.path().join("off.toml");
+    let quoted = "why does it say 'cache directory not writable'";
+    assert_eq!(
+        first(quoted, &["--config", off.to_str().unwrap()]),
+        "notes/cache.md",
+        "words alone favour the repetition"
+    );
+    assert_eq!(first(quoted, &[]), "notes/startup.md");
+    assert_eq!(first("why does it say cache directory not writable", &[]), "notes/cache.md", "no quotes, no phrase");
+}
+
 #[test]
 fn search_finds_the_index_above_the_current_directory() {
     let corpus = sample_copy();

@@ -8,7 +8,7 @@ use crate::config::Bm25Config;
 use crate::error::{Error, Result};
 use crate::index::store;
 use std::path::Path;
-use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, RegexQuery, TermQuery};
+use tantivy::query::{BooleanQuery, BoostQuery, Occur, PhraseQuery, Query, RegexQuery, TermQuery};
 use tantivy::schema::{
     Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED, STORED, STRING,
 };
@@ -304,7 +304,69 @@ pub fn query(fields: &Fields, config: &Bm25Config, text: &str) -> Option<Box<dyn
             clauses.push((Occur::Should, Box::new(BoostQuery::new(Box::new(q), boost))));
         }
     }
+    if config.phrase_boost > 0.0 {
+        for span in quoted(text) {
+            let Some(words) = phrase_terms(&text[span]) else { continue };
+            for (field, boost) in [(fields.title, config.title_boost), (fields.body, config.body_boost)] {
+                let terms = words.iter().map(|(at, w)| (*at, Term::from_field_text(field, w))).collect();
+                let phrase =
+                    BoostQuery::new(Box::new(PhraseQuery::new_with_offset(terms)), boost * config.phrase_boost);
+                clauses.push((Occur::Should, Box::new(phrase)));
+            }
+        }
+    }
     Some(Box::new(BooleanQuery::new(clauses)))
+}
+
+/// Where the text quotes something: the byte ranges inside `"…"`, `` `…` ``, `“…”`, `‘…’`, or `'…'`
+/// opened at a word's start and closed at a word's end (so "don't" quotes nothing). A quoted span
+/// is a message or name the user copied, to be matched as written.
+pub(crate) fn quoted(text: &str) -> Vec<std::ops::Range<usize>> {
+    let mut spans = Vec::new();
+    let mut open: Option<(char, usize)> = None;
+    let mut prev: Option<char> = None;
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        let next = chars.peek().map(|&(_, n)| n);
+        let apostrophe = matches!(c, '\'' | '\u{2019}');
+        match open {
+            Some((close, from)) if c == close && !(apostrophe && next.is_some_and(char::is_alphanumeric)) => {
+                spans.push(from..i);
+                open = None;
+            }
+            None => {
+                let close = match c {
+                    '"' | '`' => Some(c),
+                    '\u{201c}' => Some('\u{201d}'),
+                    '\u{2018}' => Some('\u{2019}'),
+                    '\'' if !prev.is_some_and(char::is_alphanumeric) => Some(c),
+                    _ => None,
+                };
+                open = close.map(|close| (close, i + c.len_utf8()));
+            }
+            Some(_) => {}
+        }
+        prev = Some(c);
+    }
+    spans
+}
+
+/// A quoted span's analyzed words with their positions, one per position (an identifier's parts,
+/// not the whole, since the parts are what every occurrence indexes); `None` under two words.
+fn phrase_terms(span: &str) -> Option<Vec<(usize, String)>> {
+    let mut a = analyzer();
+    let mut stream = a.token_stream(span);
+    let mut words: Vec<(usize, usize, String)> = Vec::new();
+    while stream.advance() {
+        let t = stream.token();
+        let width = t.offset_to - t.offset_from;
+        match words.iter_mut().find(|(at, _, _)| *at == t.position) {
+            Some(w) if width < w.1 => *w = (t.position, width, t.text.clone()),
+            Some(_) => {}
+            None => words.push((t.position, width, t.text.clone())),
+        }
+    }
+    (words.len() >= 2).then(|| words.into_iter().map(|(at, _, w)| (at, w)).collect())
 }
 
 /// The symbol leg's query: exact (weight 2) and prefix (weight 1) matches on raw symbol names.
@@ -377,6 +439,28 @@ mod tests {
             "{a:?}"
         );
         assert_eq!(terms("parse config file"), ["pars", "config", "file"]);
+    }
+
+    #[test]
+    fn quoted_spans_skip_apostrophes() {
+        let spans = |text: &str| -> Vec<String> { quoted(text).into_iter().map(|r| text[r].to_string()).collect() };
+        assert_eq!(spans("what does 'flex scanner jammed' mean"), ["flex scanner jammed"]);
+        assert_eq!(spans("don't run `cargo test` or \"make check\""), ["cargo test", "make check"]);
+        assert_eq!(
+            spans("it says \u{201c}no such zone\u{201d} and \u{2018}can\u{2019}t parse\u{2019}"),
+            ["no such zone", "can\u{2019}t parse"]
+        );
+        assert!(spans("the users' files aren't 'closed").is_empty());
+    }
+
+    #[test]
+    fn phrase_terms_keep_parts_and_gaps() {
+        let words = phrase_terms("the parseConfig of a file").expect("a phrase");
+        let text: Vec<&str> = words.iter().map(|(_, w)| w.as_str()).collect();
+        assert_eq!(text, ["pars", "config", "file"]);
+        let at: Vec<usize> = words.iter().map(|(at, _)| *at).collect();
+        assert_eq!(at, [1, 2, 5], "stop words leave their positions behind");
+        assert!(phrase_terms("the parse").is_none(), "one word is not a phrase");
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! expansions found in the query (symbols, file paths, module paths). Fusion mixes its per-intent
 //! weight profiles by these probabilities. Table-driven: [`RULES`] is the whole classifier.
 
+use crate::index::bm25;
 use regex::Regex;
 use serde::Serialize;
 use std::sync::LazyLock;
@@ -322,18 +323,15 @@ enum Clause {
     Turn,
 }
 
-/// The text without what it quotes ("…", `…`): an error message's words are not the user's.
+/// The text without what it quotes ([`bm25::quoted`]): an error message's words are not the user's.
 fn unquoted(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    let mut open: Option<char> = None;
-    for c in text.chars() {
-        match (open, c) {
-            (None, '"' | '`' | '\u{201c}') => open = Some(if c == '\u{201c}' { '\u{201d}' } else { c }),
-            (Some(close), _) if c == close => open = None,
-            (None, _) => out.push(c),
-            _ => {}
-        }
+    let mut at = 0;
+    for span in bm25::quoted(text) {
+        out.push_str(&text[at..span.start]);
+        at = span.end;
     }
+    out.push_str(&text[at..]);
     out
 }
 
