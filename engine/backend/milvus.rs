@@ -10,6 +10,8 @@
 //! stop words, stemming: `index::bm25::terms`), written one per word so that Milvus's standard
 //! analyzer keeps each as it is, and the lexical leg is the sum of the fields' BM25 scores
 //! weighted by `[bm25]`'s boosts, as tantivy's query is — summed here, over each field's top hits.
+//! A quoted span's phrase match (`[bm25] phrase_boost`) counts on the local index only: the
+//! terms Milvus holds carry no positions.
 //!
 //! The SDK is async (tokio, tonic): a runtime of one worker thread lives here and every call
 //! blocks on it, so the rest of the engine stays synchronous.

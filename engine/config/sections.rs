@@ -104,8 +104,9 @@ section! {
         path_boost: f32 = 0.5 => Bound::Float(0.0..=FACTOR_MAX),
         /// Boost of a memory record's tags.
         tags_boost: f32 = 1.5 => Bound::Float(0.0..=FACTOR_MAX),
-        /// Extra weight of a quoted span ("…", `…`, '…') found as written, word for word, in a
-        /// chunk's title or text, on top of its words' own matches; 0 reads quotes as plain words.
+        /// Extra weight of a quoted span ("…", `…`, '…') found in a chunk's title or text with its
+        /// words in order and next to each other (stop words stand for any word; a span needs
+        /// two other words), on top of its words' own matches; 0 reads quotes as plain words.
         phrase_boost: f32 = 2.0 => Bound::Float(0.0..=FACTOR_MAX),
     }
 }

@@ -7,6 +7,8 @@
 use crate::config::Bm25Config;
 use crate::error::{Error, Result};
 use crate::index::store;
+use std::collections::BTreeMap;
+use std::ops::Range;
 use std::path::Path;
 use tantivy::query::{BooleanQuery, BoostQuery, Occur, PhraseQuery, Query, RegexQuery, TermQuery};
 use tantivy::schema::{
@@ -305,9 +307,15 @@ pub fn query(fields: &Fields, config: &Bm25Config, text: &str) -> Option<Box<dyn
         }
     }
     if config.phrase_boost > 0.0 {
-        for span in quoted(text) {
-            let Some(words) = phrase_terms(&text[span]) else { continue };
+        let mut phrases: Vec<&str> = quoted(text).into_iter().map(|span| &text[span]).collect();
+        phrases.sort_unstable();
+        phrases.dedup();
+        for phrase in phrases {
+            let Some(words) = phrase_terms(phrase) else { continue };
             for (field, boost) in [(fields.title, config.title_boost), (fields.body, config.body_boost)] {
+                if boost <= 0.0 {
+                    continue;
+                }
                 let terms = words.iter().map(|(at, w)| (*at, Term::from_field_text(field, w))).collect();
                 let phrase =
                     BoostQuery::new(Box::new(PhraseQuery::new_with_offset(terms)), boost * config.phrase_boost);
@@ -319,13 +327,25 @@ pub fn query(fields: &Fields, config: &Bm25Config, text: &str) -> Option<Box<dyn
 }
 
 /// Where the text quotes something: the byte ranges inside `"…"`, `` `…` ``, `“…”`, `‘…’`, or `'…'`
-/// opened at a word's start and closed at a word's end (so "don't" quotes nothing). A quoted span
-/// is a message or name the user copied, to be matched as written.
-pub(crate) fn quoted(text: &str) -> Vec<std::ops::Range<usize>> {
+/// opened after a non-word character and closed before one (so "don't" quotes nothing). A quoted
+/// span is a message or name the user copied, to be matched as written. A `"`, `` ` `` or `“`
+/// left open quotes the rest (a message cut short); a `'` or `‘` left open was an apostrophe
+/// ('cause) and quotes nothing.
+pub(crate) fn quoted(text: &str) -> Vec<Range<usize>> {
     let mut spans = Vec::new();
+    let mut at = 0;
+    while let Some(after_apostrophe) = quoted_from(text, at, &mut spans) {
+        at = after_apostrophe;
+    }
+    spans
+}
+
+/// Adds the quoted spans of `text[at..]` to `spans`; where to scan again when a `'` or `‘` never
+/// closes (just after it).
+fn quoted_from(text: &str, at: usize, spans: &mut Vec<Range<usize>>) -> Option<usize> {
     let mut open: Option<(char, usize)> = None;
-    let mut prev: Option<char> = None;
-    let mut chars = text.char_indices().peekable();
+    let mut prev = text[..at].chars().next_back();
+    let mut chars = text[at..].char_indices().map(|(i, c)| (at + i, c)).peekable();
     while let Some((i, c)) = chars.next() {
         let next = chars.peek().map(|&(_, n)| n);
         let apostrophe = matches!(c, '\'' | '\u{2019}');
@@ -333,6 +353,12 @@ pub(crate) fn quoted(text: &str) -> Vec<std::ops::Range<usize>> {
             Some((close, from)) if c == close && !(apostrophe && next.is_some_and(char::is_alphanumeric)) => {
                 spans.push(from..i);
                 open = None;
+            }
+            // A second opening single quote inside one: the first was an apostrophe ('cause it's 'x').
+            Some(('\'' | '\u{2019}', _))
+                if c == '\u{2018}' || (c == '\'' && !prev.is_some_and(char::is_alphanumeric)) =>
+            {
+                open = Some((if c == '\'' { c } else { '\u{2019}' }, i + c.len_utf8()));
             }
             None => {
                 let close = match c {
@@ -348,7 +374,14 @@ pub(crate) fn quoted(text: &str) -> Vec<std::ops::Range<usize>> {
         }
         prev = Some(c);
     }
-    spans
+    match open {
+        Some(('\'' | '\u{2019}', from)) => Some(from),
+        Some((_, from)) => {
+            spans.push(from..text.len());
+            None
+        }
+        None => None,
+    }
 }
 
 /// A quoted span's analyzed words with their positions, one per position (an identifier's parts,
@@ -356,17 +389,16 @@ pub(crate) fn quoted(text: &str) -> Vec<std::ops::Range<usize>> {
 fn phrase_terms(span: &str) -> Option<Vec<(usize, String)>> {
     let mut a = analyzer();
     let mut stream = a.token_stream(span);
-    let mut words: Vec<(usize, usize, String)> = Vec::new();
+    // position → (width, term): the narrowest token at each position.
+    let mut words: BTreeMap<usize, (usize, String)> = BTreeMap::new();
     while stream.advance() {
         let t = stream.token();
         let width = t.offset_to - t.offset_from;
-        match words.iter_mut().find(|(at, _, _)| *at == t.position) {
-            Some(w) if width < w.1 => *w = (t.position, width, t.text.clone()),
-            Some(_) => {}
-            None => words.push((t.position, width, t.text.clone())),
+        if words.get(&t.position).is_none_or(|(w, _)| width < *w) {
+            words.insert(t.position, (width, t.text.clone()));
         }
     }
-    (words.len() >= 2).then(|| words.into_iter().map(|(at, _, w)| (at, w)).collect())
+    (words.len() >= 2).then(|| words.into_iter().map(|(at, (_, w))| (at, w)).collect())
 }
 
 /// The symbol leg's query: exact (weight 2) and prefix (weight 1) matches on raw symbol names.
@@ -451,6 +483,12 @@ mod tests {
             ["no such zone", "can\u{2019}t parse"]
         );
         assert!(spans("the users' files aren't 'closed").is_empty());
+        // A lone opening apostrophe quotes nothing and hides nothing after it.
+        assert_eq!(spans("'cause it says \"did you mean x\""), ["did you mean x"]);
+        assert_eq!(spans("'cause it's 'broken pipe' again"), ["broken pipe"]);
+        assert_eq!(spans("\u{2018}cause it\u{2019}s `x y`"), ["x y"]);
+        // A message cut short is quoted to the end.
+        assert_eq!(spans("it fails with \"error: did you mean"), ["error: did you mean"]);
     }
 
     #[test]

@@ -293,7 +293,8 @@ const INFORMATIONAL: &[&str] = &["explain", "tell", "describe", "find", "help", 
 /// weighs it with the evidence, since "fix the flaky upload test again" is both. Held to
 /// `golden/turns.tsv`, a set written blind (the test below).
 pub(crate) fn conversational(query: &str) -> bool {
-    let lower = unquoted(&query.to_lowercase().replace('\u{2019}', "'"));
+    // Quotes first: `‘…’` closes on the same character an apostrophe is written with.
+    let lower = unquoted(&query.to_lowercase()).replace('\u{2019}', "'");
     let all = words(&lower);
     if all.is_empty() {
         return false;
@@ -507,6 +508,10 @@ mod tests {
             "add the new field to the graphql schema",
             "did this function always return None on empty input?",
             "cargo says \"did you mean `Builder`?\" when I build the config",
+            "it says 'did you forget to commit' when I build",
+            "it says \u{2018}did you forget to commit\u{2019} when I build",
+            "'cause the build fails with \"did you mean `Builder`?\"",
+            "the build fails with \"error: did you mean Builder",
         ] {
             assert!(!classify(p).conversational, "{p}");
         }
