@@ -9,6 +9,28 @@ fn search(args: &[&str]) -> (i32, String, String) {
     engine(&all, None)
 }
 
+/// A project of `files` (path, text) in a temporary directory, indexed into its `.idx`.
+fn indexed_project(files: &[(&str, &str)]) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    for (path, text) in files {
+        std::fs::create_dir_all(dir.path().join(path).parent().unwrap()).unwrap();
+        std::fs::write(dir.path().join(path), text).unwrap();
+    }
+    let idx = dir.path().join(".idx");
+    let (code, _, err) = engine(&["index", dir.path().to_str().unwrap(), "--index", idx.to_str().unwrap()], None);
+    assert_eq!(code, 0, "{err}");
+    (dir, idx)
+}
+
+/// The path of the first hit `engine search QUERY --json FLAGS…` gives on the index `idx`.
+fn first_path(idx: &std::path::Path, query: &str, flags: &[&str]) -> String {
+    let mut args = vec!["search", query, "--json", "--index", idx.to_str().unwrap()];
+    args.extend_from_slice(flags);
+    let (code, out, err) = engine(&args, None);
+    assert_eq!(code, 0, "{err}");
+    json(&out)["results"][0]["path"].as_str().unwrap().to_string()
+}
+
 #[test]
 fn json_output_has_the_documented_shape() {
     let (code, out, err) = search(&["why did we move sessions to redis?", "--json", "--explain", "-k", "3"]);
@@ -105,7 +127,6 @@ fn unquoted_words_are_one_query() {
 /// that holds its words more often but apart ([bm25] phrase_boost).
 #[test]
 fn a_quoted_message_ranks_the_chunk_that_holds_it_as_written_first() {
-    let dir = tempfile::tempdir().unwrap();
     let files = [
         ("notes/startup.md", "# Startup\n\nWhen the disk is full the tool stops with the message: cache directory not writable. Free some space and start it again.\n"),
         ("notes/cache.md", "# Cache\n\nThe cache directory holds thumbnails. Writable by its owner only, the cache directory keeps each cache entry; a writable cache directory is required for every directory listing.\n"),
@@ -114,21 +135,9 @@ fn a_quoted_message_ranks_the_chunk_that_holds_it_as_written_first() {
         ("notes/sessions.md", "# Sessions\n\nSessions expire after thirty minutes without a request.\n"),
         ("notes/release.md", "# Release\n\nThe release process tags the commit and publishes the binaries.\n"),
     ];
-    for (path, text) in files {
-        std::fs::create_dir_all(dir.path().join(path).parent().unwrap()).unwrap();
-        std::fs::write(dir.path().join(path), text).unwrap();
-    }
+    let (dir, idx) = indexed_project(&files);
     std::fs::write(dir.path().join("off.toml"), "[bm25]\nphrase_boost = 0.0\n").unwrap();
-    let idx = dir.path().join(".idx");
-    let (code, _, err) = engine(&["index", dir.path().to_str().unwrap(), "--index", idx.to_str().unwrap()], None);
-    assert_eq!(code, 0, "{err}");
-    let first = |q: &str, extra: &[&str]| {
-        let mut args = vec!["search", q, "--json", "--mode", "bm25", "--index", idx.to_str().unwrap()];
-        args.extend_from_slice(extra);
-        let (code, out, err) = engine(&args, None);
-        assert_eq!(code, 0, "{err}");
-        json(&out)["results"][0]["path"].as_str().unwrap().to_string()
-    };
+    let first = |q: &str, extra: &[&str]| first_path(&idx, q, &[&["--mode", "bm25"], extra].concat());
     let off = dir.path().join("off.toml");
     let quoted = "why does it say 'cache directory not writable'";
     assert_eq!(
@@ -280,7 +289,6 @@ fn config_check_names_bad_keys_and_their_fallbacks() {
 
 #[test]
 fn test_files_yield_to_the_code_they_test_unless_the_question_is_about_tests_and_then_the_code_yields() {
-    let dir = tempfile::tempdir().unwrap();
     let files = [
         (
             "src/dates.py",
@@ -291,22 +299,10 @@ fn test_files_yield_to_the_code_they_test_unless_the_question_is_about_tests_and
             "from dates import parse_date\n\ndef test_parse_date_valid_iso_date():\n    # parse an ISO 8601 date into a year, month, day tuple\n    assert parse_date(\"2024-03-01\") == (2024, 3, 1)\n\ndef test_parse_date_invalid_month_raises_value_error():\n    # an invalid calendar date such as month 13 raises ValueError\n    import pytest\n    with pytest.raises(ValueError):\n        parse_date(\"2024-13-01\")\n",
         ),
     ];
-    for (path, text) in files {
-        std::fs::create_dir_all(dir.path().join(path).parent().unwrap()).unwrap();
-        std::fs::write(dir.path().join(path), text).unwrap();
-    }
+    let (dir, idx) = indexed_project(&files);
     std::fs::write(dir.path().join("off.toml"), "[fuse]\ntest_factor = 1.0\n").unwrap();
-    let idx = dir.path().join(".idx");
-    let (code, _, err) = engine(&["index", dir.path().to_str().unwrap(), "--index", idx.to_str().unwrap()], None);
-    assert_eq!(code, 0, "{err}");
     // Fusion alone: a cross-encoder installed by `fetch-models.sh --reranker` would reorder these.
-    let first = |q: &str, extra: &[&str]| {
-        let mut args = vec!["search", q, "--json", "--rerank", "never", "--index", idx.to_str().unwrap()];
-        args.extend_from_slice(extra);
-        let (code, out, err) = engine(&args, None);
-        assert_eq!(code, 0, "{err}");
-        json(&out)["results"][0]["path"].as_str().unwrap().to_string()
-    };
+    let first = |q: &str, extra: &[&str]| first_path(&idx, q, &[&["--rerank", "never"], extra].concat());
     let how = "how is an ISO date parsed into year month day, and what happens with an invalid month";
     let off = dir.path().join("off.toml");
     // The test file repeats the code's words and, left alone, outranks it.
