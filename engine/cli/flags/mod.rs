@@ -188,8 +188,9 @@ pub(crate) struct EvalArgs {
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Write one JSON line per query here: for golden sets the hook's search (evidence,
-    /// labels, relevance, the context) on the `--split` asked for, for a BEIR collection the first 100 hybrid hits with
-    /// each leg's rank and score and their grades (`scripts/fit/fit-fusion.py` reads both).
+    /// labels, relevance, the context) on the `--split` asked for, for a BEIR collection the
+    /// first 100 hybrid hits with each leg's rank and score and their grades
+    /// (`scripts/fit/fit-fusion.py` reads both).
     #[arg(long)]
     pub features: Option<PathBuf>,
 }
