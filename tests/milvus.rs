@@ -198,12 +198,14 @@ fn search_through_milvus_gives_the_local_engines_top_results_and_labels() {
             let (alone, degraded) = answers_without_index(elsewhere.path(), q, &url);
             let local = local_places(index, q);
             // Chunks fused to the same score are ordered by their key, which only the local index
-            // has: the code set's adjacent chunks of one file may swap, its first file may not.
+            // has, and without the index's document frequencies learned fusion weighs the query's
+            // words alike: on the code set two close hits may swap, so its first file is one of the
+            // local first two.
             let (alone_paths, local_paths): (Vec<&String>, Vec<&String>) =
                 (alone.iter().map(|h| &h.0).collect(), local.iter().map(|h| &h.0).collect());
             let same = match *collection {
                 "sample" => alone[..3] == local[..3],
-                _ => alone_paths[0] == local_paths[0],
+                _ => local_paths[..2].contains(&alone_paths[0]),
             };
             assert!(same, "{collection}: {q}\nlocal {local:?}\nalone {alone:?}");
             assert!(degraded.contains("no local index"), "{degraded}");

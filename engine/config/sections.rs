@@ -149,7 +149,7 @@ section! {
 }
 
 section! {
-    /// Weighted RRF fusion.
+    /// Weighted RRF fusion, its first candidates then reordered by the learned model (`method`).
     FuseConfig / FuseLayer {
         /// RRF k of the vector leg: a hit at rank r adds weight / (k + r).
         k_vector: f32 = 70.0 => Bound::Positive(RRF_K_MAX),
@@ -198,7 +198,7 @@ section! {
         /// How hybrid hits are ordered: rrf, or learned (RRF, then reordered by a logistic model
         /// of what the legs returned). Only hybrid is fused: bm25 and vector modes are the plain
         /// legs under either, with the same boosts and de-duplication.
-        method: FuseMethod = FuseMethod::Rrf,
+        method: FuseMethod = FuseMethod::Learned,
         /// RRF candidates the learned fusion reorders.
         learned_depth: usize = 100 => Bound::ints(TOP_N),
         /// Weights of the learned fusion's features (`scripts/fit/fit-fusion.py`).
