@@ -6,7 +6,7 @@
 //! and line breaks differ between copies, the run of words does not.
 
 use std::collections::HashSet;
-use std::hash::{DefaultHasher, Hash, Hasher};
+use std::hash::{BuildHasherDefault, DefaultHasher, Hash, Hasher};
 
 /// Word pairs a text must have before it can be called a copy: a line or two repeated (a
 /// signature, a licence line) is not a duplicate document.
@@ -14,34 +14,66 @@ const MIN_PAIRS: usize = 12;
 
 /// A text's word pairs (lowercased alphanumeric words, hashed), what copies are compared by.
 #[derive(Debug, Default)]
-pub(crate) struct Pairs(HashSet<u64>);
+pub(crate) struct Pairs(HashSet<u64, BuildHasherDefault<Hashed>>);
 
 impl Pairs {
     pub(crate) fn of(text: &str) -> Pairs {
-        let words: Vec<String> =
-            text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase).collect();
-        Pairs(
-            words
-                .windows(2)
-                .map(|w| {
-                    let mut h = DefaultHasher::new();
-                    w.hash(&mut h);
-                    h.finish()
-                })
-                .collect(),
-        )
+        let mut pairs = HashSet::default();
+        let mut previous = None;
+        for word in text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
+            let mut h = DefaultHasher::new();
+            word.chars().flat_map(char::to_lowercase).for_each(|c| c.hash(&mut h));
+            let word = h.finish();
+            if let Some(previous) = previous {
+                let mut h = DefaultHasher::new();
+                (previous, word).hash(&mut h);
+                pairs.insert(h.finish());
+            }
+            previous = Some(word);
+        }
+        Pairs(pairs)
     }
 
     /// Whether one text is mostly the other: at least `overlap` of the smaller one's pairs occur
     /// in the larger (chunks of two copies are cut at different places, so one may hold only
-    /// part of the other).
+    /// part of the other). Search compares each candidate with every hit kept before it, and most
+    /// are no copy: the count stops as soon as too many pairs are missing.
     pub(crate) fn copies(&self, other: &Pairs, overlap: f32) -> bool {
         let (small, large) = if self.0.len() <= other.0.len() { (self, other) } else { (other, self) };
         if overlap <= 0.0 || small.0.len() < MIN_PAIRS {
             return false;
         }
-        let shared = small.0.iter().filter(|p| large.0.contains(p)).count();
-        shared as f32 >= overlap * small.0.len() as f32
+        let needed = ((overlap * small.0.len() as f32).ceil() as usize).min(small.0.len());
+        let mut spare = small.0.len() - needed;
+        for pair in &small.0 {
+            if !large.0.contains(pair) {
+                if spare == 0 {
+                    return false;
+                }
+                spare -= 1;
+            }
+        }
+        true
+    }
+}
+
+/// The hasher of a set of values that are hashes already: each is its own hash.
+#[derive(Default)]
+struct Hashed(u64);
+
+impl Hasher for Hashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(*b);
+        }
+    }
+
+    fn write_u64(&mut self, value: u64) {
+        self.0 = value;
     }
 }
 
@@ -65,6 +97,17 @@ mod tests {
         assert!(texi.copies(&info, 0.5) && info.copies(&texi, 0.5));
         assert!(!texi.copies(&other, 0.5) && !other.copies(&info, 0.5));
         assert!(!texi.copies(&info, 0.0), "0 turns folding off");
+    }
+
+    #[test]
+    fn a_copy_needs_the_overlap_share_of_the_smaller_texts_pairs_and_no_fewer() {
+        let words = |prefix: &str, n: usize| (0..n).map(|i| format!("{prefix}{i}")).collect::<Vec<_>>().join(" ");
+        // 20 pairs, of which the larger text (45 pairs) holds the first 14: a share of 0.7.
+        let small = Pairs::of(&words("a", 21));
+        let large = Pairs::of(&format!("{} {}", words("a", 15), words("b", 31)));
+        assert!(small.copies(&large, 0.7) && large.copies(&small, 0.7));
+        assert!(!small.copies(&large, 0.71) && !large.copies(&small, 0.71));
+        assert!(small.copies(&small, 1.0));
     }
 
     #[test]
