@@ -2,8 +2,8 @@
 //! Markdown, code, JSON memory records).
 //!
 //! A query runs intent → BM25 (tantivy) ‖ HNSW vectors (hnsw_rs, local ONNX embeddings) → weighted
-//! RRF fusion → optional rerank → confidence labels and abstention; [`Engine::search`] reads as
-//! those stages. [`Engine::context_for_prompt`] turns a prompt into the tiered context block the
+//! RRF fusion, its first candidates reordered by a learned model → optional rerank → confidence
+//! labels and abstention; [`Engine::search`] reads as those stages. [`Engine::context_for_prompt`] turns a prompt into the tiered context block the
 //! Claude Code hook adds to it.
 //!
 //! Open or build an engine with [`Engine::builder`]:
