@@ -3,8 +3,9 @@
 //!
 //! A query runs intent → BM25 (tantivy) ‖ HNSW vectors (hnsw_rs, local ONNX embeddings) → weighted
 //! RRF fusion, its first candidates reordered by a learned model → optional rerank → confidence
-//! labels and abstention; [`Engine::search`] reads as those stages. [`Engine::context_for_prompt`] turns a prompt into the tiered context block the
-//! Claude Code hook adds to it.
+//! labels and abstention; [`Engine::search`] reads as those stages.
+//! [`Engine::context_for_prompt`] turns a prompt into the tiered context block the Claude Code hook
+//! adds to it.
 //!
 //! Open or build an engine with [`Engine::builder`]:
 //!
