@@ -714,6 +714,7 @@ pub fn features(engine: &crate::Engine, set: &GoldenSet, split: Split) -> Result
                     "path": h.path, "doc": h.path, "score": h.score, "cosine": h.cosine, "bm25": h.bm25,
                     "confidence": h.confidence, "kind": h.kind, "grade": grade, "coverage": h.coverage,
                     "lexical_rank": h.lexical_rank, "vector_rank": h.vector_rank, "rerank_logit": h.explain.as_ref().and_then(|e| e.rerank_logit),
+                    "features": super::learned_inputs(h),
                 })
             })
             .collect();

@@ -542,7 +542,7 @@ pub fn candidates(
                 serde_json::json!({
                     "doc": h.doc, "score": h.score, "cosine": h.cosine, "bm25": h.bm25, "coverage": h.coverage,
                     "lexical_rank": h.lexical_rank, "vector_rank": h.vector_rank, "kind": h.kind,
-                    "grade": qrels[id].get(&h.doc).copied().unwrap_or(0),
+                    "grade": qrels[id].get(&h.doc).copied().unwrap_or(0), "features": learned_inputs(h),
                 })
             })
             .collect();
@@ -552,6 +552,13 @@ pub fn candidates(
         }));
     }
     Ok(out)
+}
+
+/// The learned fusion's inputs for a hit it scored, in the order of its weights. A fit reads
+/// them rather than recomputing them from the hit, whose score is by then the model's own output.
+pub(crate) fn learned_inputs(hit: &crate::Hit) -> Option<Vec<f32>> {
+    let learned = hit.explain.as_ref()?.learned.as_ref()?;
+    Some(learned.features.iter().map(|(_, x)| *x).collect())
 }
 
 /// One configuration a report compares: a search mode, with or without the rerank stage.

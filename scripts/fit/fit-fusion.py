@@ -6,7 +6,8 @@ boosts (test files, expansion matches), so measure a fit in the engine with `--l
 
 Input: the candidate lines `engine eval --beir DIR --features FILE` writes (one JSON line per judged
 query: its intent, its judgments, and its first 100 hybrid hits with each leg's rank and score,
-cosine, coverage of the query's term weight, fused score and grade). Each document is one
+cosine, coverage of the query's term weight, fused score and grade; under `method = "learned"`, the
+default, also the model's inputs, which this script then reads as they are). Each document is one
 candidate (its best chunk); the model is a class-balanced logistic regression of "relevant" on
 features computed from what the legs already returned (no model call), scored per query.
 
@@ -51,6 +52,11 @@ def candidates(row):
     out = {}
     for h in hits:
         if h["doc"] in out:
+            continue
+        if h.get("features"):
+            # Written under `method = "learned"`: the engine's own inputs, since the hit's score
+            # is by then the model's output and "fused / best" would read it back.
+            out[h["doc"]] = h["features"]
             continue
         lr, vr = h["lexical_rank"], h["vector_rank"]
         b, c = (h["bm25"] or 0) / best_bm25, h["cosine"] or 0
