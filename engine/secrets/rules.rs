@@ -1728,9 +1728,10 @@ impl<'t> Pair<'t> {
         if text[token_start..].starts_with("arn:") {
             return None;
         }
-        // "public key: …", "API Key: …": the word before says what kind of key it is.
+        // "public key: …", "API Key: …": the word before says what kind of key it is. It does not
+        // make a password anything else: `map password = "…"` is still one.
         let mut family = family;
-        if split_words(name).len() == 1 {
+        if split_words(name).len() == 1 && family != Family::Password {
             let kind = previous_word(before_key.trim_end_matches(['*', '_']));
             if NOT_KEY_KINDS.contains(&kind.as_str()) {
                 return None;
