@@ -204,6 +204,10 @@ fn beir_candidate_lines_carry_each_leg_and_the_grades() {
     assert!(d1["coverage"].as_f64().unwrap() > 0.3, "{d1}");
     assert!(hits.iter().filter(|h| h["doc"] != "d1").all(|h| h["grade"] == 0));
     assert!(q["intent"]["probabilities"].is_array());
+    // Under the learned default the score is the model's output; its inputs come as they were.
+    let inputs = d1["features"].as_array().unwrap_or_else(|| panic!("no model inputs: {d1}"));
+    assert_eq!(inputs.len(), 14, "{d1}");
+    assert_eq!(inputs[0], 1.0, "'lexical found' for a lexical hit: {d1}");
 }
 
 /// golden/README.md's "Evaluate your own project", run as written (its commands are read from the
