@@ -156,11 +156,7 @@ fn broken_and_missing_transcripts_never_fail_the_hook_and_planted_secrets_never_
 
 /// A copy of sample/ with an index, as a user's project.
 fn indexed_project() -> tempfile::TempDir {
-    let dir = sample_copy();
-    std::fs::write(dir.path().join("engine.toml"), "[hook]\ndaemon = false\ndeadline_ms = 600000\n").unwrap();
-    let (code, _, err) = engine(&["index", dir.path().to_str().unwrap()], None);
-    assert_eq!(code, 0, "{err}");
-    dir
+    project("[hook]\ndaemon = false\ndeadline_ms = 600000\n")
 }
 
 #[test]

@@ -129,7 +129,6 @@ pub fn transcripts() -> PathBuf {
     .clone()
 }
 
-/// Runs `engine hook [args]` with `input` on stdin; returns (exit code, stdout, stderr).
 /// A copy of sample/ with an index and this engine.toml.
 pub fn project(config: &str) -> tempfile::TempDir {
     let dir = sample_copy();
@@ -164,6 +163,7 @@ pub fn prompt(cwd: &Path, text: &str) -> Vec<u8> {
     .into_bytes()
 }
 
+/// Runs `engine hook [args]` with `input` on stdin; returns (exit code, stdout, stderr).
 pub fn hook(input: &[u8], args: &[&str], env: &[(&str, &Path)]) -> (i32, String, String) {
     let mut cmd = Command::new(bin());
     cmd.arg("hook").args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
