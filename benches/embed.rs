@@ -1,4 +1,5 @@
-//! Embedding speed with the real model: one short query; eight queries of mixed lengths one by one
+//! Embedding speed with the real model: one short query, back to back and after the embedder sat
+//! idle (as the daemon's prompts find it); eight queries of mixed lengths one by one
 //! and in one call, on one thread (so time is CPU: what prompts answered side by side share); and
 //! throughput on 256 chunks of ~200 tokens at batch sizes 1, 8, 16 and 32. Run: `cargo bench --bench embed`.
 //! `ENGINE_BENCH_CHUNKS` changes the chunk count (default 256).
@@ -74,6 +75,7 @@ fn bench(c: &mut Criterion) {
     println!("model load: {:.0} ms", started.elapsed().as_secs_f64() * 1e3);
 
     c.bench_function("embed/short_query", |b| b.iter(|| embedder.embed_query("how is the session cache invalidated")));
+    after_idle(c, &embedder);
 
     queries_together(c, &models);
 
@@ -133,6 +135,28 @@ fn raw_throughput(path: &str) {
     }
     let secs = started.elapsed().as_secs_f64();
     println!("raw embedder: {} chunks in {secs:.1} s = {:.1} chunks/s", refs.len(), refs.len() as f64 / secs);
+}
+
+/// The same query after the embedder sat idle, as the hook's prompts reach the daemon: seconds
+/// apart rather than back to back, so its threads are parked and its caches cold.
+fn after_idle(c: &mut Criterion, embedder: &OnnxEmbedder) {
+    let mut group = c.benchmark_group("embed/short_query_after_idle");
+    group.sample_size(10).measurement_time(Duration::from_secs(1)).warm_up_time(Duration::from_millis(200));
+    for idle_ms in [20u64, 200] {
+        group.bench_with_input(BenchmarkId::from_parameter(format!("{idle_ms}ms")), &idle_ms, |b, &idle_ms| {
+            b.iter_custom(|iters| {
+                let mut busy = Duration::ZERO;
+                for _ in 0..iters {
+                    std::thread::sleep(Duration::from_millis(idle_ms));
+                    let started = Instant::now();
+                    std::hint::black_box(embedder.embed_query("how is the session cache invalidated").unwrap());
+                    busy += started.elapsed();
+                }
+                busy
+            })
+        });
+    }
+    group.finish();
 }
 
 criterion_group!(benches, bench);
