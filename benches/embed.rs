@@ -137,8 +137,8 @@ fn raw_throughput(path: &str) {
     println!("raw embedder: {} chunks in {secs:.1} s = {:.1} chunks/s", refs.len(), refs.len() as f64 / secs);
 }
 
-/// The same query after the embedder sat idle, as the hook's prompts reach the daemon: seconds
-/// apart rather than back to back, so its threads are parked and its caches cold.
+/// The same query after the embedder sat idle, as the hook's prompts reach the daemon: apart
+/// rather than back to back, so its threads are parked and its caches cold.
 fn after_idle(c: &mut Criterion, embedder: &OnnxEmbedder) {
     let mut group = c.benchmark_group("embed/short_query_after_idle");
     group.sample_size(10).measurement_time(Duration::from_secs(1)).warm_up_time(Duration::from_millis(200));
