@@ -21,8 +21,9 @@ pub fn bin() -> PathBuf {
 /// (`engine_with_daemon` for the tests of the daemon).
 pub fn engine(args: &[&str], cwd: Option<&Path>) -> (i32, String, String) {
     let mut all = args.to_vec();
-    if all.first() == Some(&"search") {
-        all.insert(1, "--no-daemon");
+    // The subcommand, after any global flags (`--config F search …`).
+    if let Some(at) = all.iter().position(|a| *a == "search") {
+        all.insert(at + 1, "--no-daemon");
     }
     engine_with_daemon(&all, cwd)
 }
