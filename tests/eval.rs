@@ -81,6 +81,35 @@ fn the_golden_gate_passes_and_fails_by_threshold() {
 }
 
 #[test]
+fn compare_counts_the_queries_and_bounds_the_mean_difference() {
+    let dir = golden_dir(0.2);
+    let (code, out, err) = eval(&["eval", "--modes", "bm25", "--compare", "hybrid", "bm25"], dir.path());
+    assert_eq!(code, 0, "{out}\n{err}");
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("tiny: hybrid - bm25 nDCG@10 over 2 queries: mean "))
+        .unwrap_or_else(|| panic!("{out}"));
+    // "mean M, 95% interval [L, H] (paired bootstrap); B better, W worse, T tied:"
+    let numbers: Vec<f64> = line
+        .split_once("queries: ")
+        .unwrap()
+        .1
+        .replace("95%", "")
+        .split(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+'))
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    let [mean, low, high, better, worse, tied] = numbers[..] else { panic!("{line}: {numbers:?}") };
+    assert!(low <= mean && mean <= high, "{line}");
+    assert_eq!(better + worse + tied, 2.0, "{line}");
+    let listed = out.lines().filter(|l| l.starts_with("  + ") || l.starts_with("  - ")).count();
+    assert_eq!(listed as f64, better + worse, "{out}");
+
+    let (code, _, err) = eval(&["eval", "--modes", "bm25", "--compare", "hybrid", "bm26"], dir.path());
+    assert_ne!(code, 0);
+    assert!(err.contains("no run named \"bm26\""), "{err}");
+}
+
+#[test]
 fn json_reports_have_the_documented_shape() {
     let dir = golden_dir(0.2);
     let (code, out, err) = eval(&["eval", "--modes", "bm25,hybrid", "--json"], dir.path());

@@ -4,7 +4,10 @@
 //! with a log2 discount, unjudged documents count as not relevant, and queries with no relevant
 //! document are left out of the means (as BEIR's evaluation does).
 
+mod compare;
 pub mod golden;
+
+pub use compare::Comparison;
 
 use crate::error::{Error, IoContext, Result};
 use serde::Serialize;
@@ -409,8 +412,8 @@ impl Report {
         s
     }
 
-    /// Queries whose nDCG@10 differs between two runs: (better in A, worse in A), largest first.
-    pub fn compare(&self, a: &str, b: &str) -> Result<(Vec<Delta>, Vec<Delta>)> {
+    /// Run `a` against run `b`, query by query (nDCG@10), with how sure the mean difference is.
+    pub fn compare(&self, a: &str, b: &str) -> Result<Comparison> {
         let find = |m: &str| {
             self.runs.iter().find(|r| r.mode == m).ok_or_else(|| {
                 Error::InvalidInput(format!(
@@ -419,21 +422,7 @@ impl Report {
                 ))
             })
         };
-        let (ra, rb) = (find(a)?, find(b)?);
-        let mut better = Vec::new();
-        let mut worse = Vec::new();
-        for (q, ma) in &ra.per_query {
-            let Some(mb) = rb.per_query.get(q) else { continue };
-            let d = ma.ndcg10 - mb.ndcg10;
-            if d > 1e-9 {
-                better.push((q.clone(), ma.ndcg10, mb.ndcg10));
-            } else if d < -1e-9 {
-                worse.push((q.clone(), ma.ndcg10, mb.ndcg10));
-            }
-        }
-        better.sort_by(|x, y| (y.1 - y.2).total_cmp(&(x.1 - x.2)).then(x.0.cmp(&y.0)));
-        worse.sort_by(|x, y| (x.1 - x.2).total_cmp(&(y.1 - y.2)).then(x.0.cmp(&y.0)));
-        Ok((better, worse))
+        Ok(Comparison::of(find(a)?, find(b)?))
     }
 }
 

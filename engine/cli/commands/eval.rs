@@ -61,17 +61,23 @@ impl Output {
     }
 
     fn print_comparison(&self, report: &Report, a: &str, b: &str) -> Result<()> {
-        let (better, worse) = report.compare(a, b)?;
+        let c = report.compare(a, b)?;
         self.say(format!(
-            "\n{}: {} queries better in {a} than {b}, {} worse (nDCG@10):",
+            "\n{}: {a} - {b} nDCG@10 over {} queries: mean {:+.3}, 95% interval [{:+.3}, {:+.3}] (paired bootstrap); \
+             {} better, {} worse, {} tied:",
             report.dataset,
-            better.len(),
-            worse.len()
+            c.queries(),
+            c.mean,
+            c.interval.0,
+            c.interval.1,
+            c.better.len(),
+            c.worse.len(),
+            c.tied
         ));
-        for (q, x, y) in better.iter().take(20) {
+        for (q, x, y) in c.better.iter().take(20) {
             self.say(format!("  + {q}: {x:.3} vs {y:.3}"));
         }
-        for (q, x, y) in worse.iter().take(20) {
+        for (q, x, y) in c.worse.iter().take(20) {
             self.say(format!("  - {q}: {x:.3} vs {y:.3}"));
         }
         Ok(())
