@@ -1,12 +1,12 @@
 //! Two runs of one report compared query by query: which queries each wins, and how sure the
-//! mean difference is. A golden half has 20–30 queries, where one query's rank moves the mean
-//! by a hundredth; the paired bootstrap interval says whether a set can tell two configurations
-//! apart before anyone reads a gap as a result.
+//! mean difference is. On a set as small as a golden half, one query's rank moves the mean
+//! visibly; the paired bootstrap interval says whether a set can tell two configurations apart
+//! before anyone reads a gap as a result.
 
 use super::{Delta, RunReport};
 
-/// Bootstrap resamples: enough for the 2.5% and 97.5% points to settle to the third decimal on
-/// sets of 20 to a few hundred queries.
+/// Bootstrap resamples: enough that the 2.5% and 97.5% points vary by about 0.001 from one seed
+/// to another at a golden half's spread of per-query differences.
 const RESAMPLES: usize = 10_000;
 
 /// The share of resampled means outside the interval, half on each side.
