@@ -96,10 +96,9 @@ fn bad_input_is_a_one_line_error_with_exit_code_2() {
 
 #[test]
 fn without_a_model_bm25_answers_and_says_so() {
+    let index = sample_index();
     let out = std::process::Command::new(bin())
-        // In process (`engine` in tests/common says why): a daemon started here would outlive
-        // the test on the shared index, serving the others without a model.
-        .args(["search", "sessions redis", "--json", "--no-daemon", "--index", sample_index().to_str().unwrap()])
+        .args(in_process(&["search", "sessions redis", "--json", "--index", index.to_str().unwrap()]))
         .env("ENGINE_MODELS_DIR", "/nonexistent/models")
         .output()
         .unwrap();
@@ -166,7 +165,7 @@ fn a_model_that_fails_to_load_degrades_to_bm25_and_bm25_mode_never_loads_it() {
     let models = broken_models();
     let run = |mode: &str| {
         let out = std::process::Command::new(bin())
-            .args(["search", "sessions redis", "--json", "--no-daemon", "--mode", mode])
+            .args(in_process(&["search", "sessions redis", "--json", "--mode", mode]))
             .args(["--index", sample_index().to_str().unwrap()])
             .env("ENGINE_MODELS_DIR", models.path())
             .output()

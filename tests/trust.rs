@@ -55,7 +55,7 @@ fn a_models_directory_in_a_shared_folder_or_a_cloned_repository_is_never_loaded(
     // A search from below the shared folder.
     let index = sample_index().to_str().unwrap().to_string();
     let (code, out, err) =
-        engine_in(&below, home.path(), &["search", "why redis", "--no-daemon", "--index", &index, "--json"]);
+        engine_in(&below, home.path(), &in_process(&["search", "why redis", "--index", &index, "--json"]));
     assert_eq!(code, 0, "{err}");
     assert_eq!(json(&out)["degraded"], false, "answered with the real model: {err}");
     assert!(!mark.exists(), "the shared folder's runtime library ran");

@@ -16,16 +16,21 @@ pub fn bin() -> PathBuf {
     std::env::var_os("ENGINE_TEST_BIN").map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_engine")), PathBuf::from)
 }
 
-/// Runs the engine binary; returns (exit code, stdout, stderr). `engine search` runs with
-/// `--no-daemon`: a daemon it started would outlive the test on the shared sample index
-/// (`engine_with_daemon` for the tests of the daemon).
+/// Runs the engine binary; returns (exit code, stdout, stderr). `engine search` runs
+/// [`in_process`] (`engine_with_daemon` for the tests of the daemon).
 pub fn engine(args: &[&str], cwd: Option<&Path>) -> (i32, String, String) {
+    engine_with_daemon(&in_process(args), cwd)
+}
+
+/// `args` with `--no-daemon` after `search`, wherever the subcommand stands (after global flags
+/// such as `--config F`): a daemon a test's search started would outlive the test on the shared
+/// sample index and answer the other tests' searches, with its own environment (no model, say).
+pub fn in_process<'a>(args: &[&'a str]) -> Vec<&'a str> {
     let mut all = args.to_vec();
-    // The subcommand, after any global flags (`--config F search …`).
     if let Some(at) = all.iter().position(|a| *a == "search") {
         all.insert(at + 1, "--no-daemon");
     }
-    engine_with_daemon(&all, cwd)
+    all
 }
 
 /// Runs the engine binary as given; returns (exit code, stdout, stderr).
